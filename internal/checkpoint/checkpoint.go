@@ -1,0 +1,95 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Status is where a claim stands in its preparation.
+type Status string
+
+const (
+	// PrepareStarted is recorded before the first side effect of a prepare.
+	// A claim still in this state after a restart was interrupted half-way.
+	PrepareStarted Status = "PrepareStarted"
+	// PrepareCompleted is recorded once every side effect succeeded; the stored
+	// devices are what a repeated prepare returns.
+	PrepareCompleted Status = "PrepareCompleted"
+)
+
+// Checkpoint is the in-memory state of one node plugin.
+type Checkpoint struct {
+	// BootID is the node boot the state belongs to.
+	BootID string `json:"bootID"`
+	// Claims holds one entry per claim UID.
+	Claims map[string]ClaimState `json:"claims"`
+}
+
+// ClaimState is what the plugin did (or started to do) for one ResourceClaim.
+type ClaimState struct {
+	Namespace string           `json:"namespace"`
+	Name      string           `json:"name"`
+	Status    Status           `json:"status"`
+	Devices   []PreparedDevice `json:"devices,omitempty"`
+}
+
+// PreparedDevice is one allocated device of a claim.
+type PreparedDevice struct {
+	Requests     []string `json:"requests,omitempty"`
+	Pool         string   `json:"pool"`
+	Device       string   `json:"device"`
+	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
+	// Data is driver-specific state needed to undo the preparation (for
+	// example the MIG instance created for a partitionable device).
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// New returns an empty checkpoint for the given boot.
+func New(bootID string) Checkpoint {
+	return Checkpoint{BootID: bootID, Claims: map[string]ClaimState{}}
+}
+
+// DeviceOwner returns the UID of the claim (other than exceptUID) that holds the
+// device, in any state.
+func (c Checkpoint) DeviceOwner(pool, device, exceptUID string) (string, bool) {
+	uids := make([]string, 0, len(c.Claims))
+	for uid := range c.Claims {
+		uids = append(uids, uid)
+	}
+	slices.Sort(uids) // deterministic answer when state is already inconsistent
+	for _, uid := range uids {
+		if uid == exceptUID {
+			continue
+		}
+		for _, d := range c.Claims[uid].Devices {
+			if d.Pool == pool && d.Device == device {
+				return uid, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Clone returns a deep copy, so callers can stage a change and only keep it once
+// it was saved.
+func (c Checkpoint) Clone() Checkpoint {
+	out := Checkpoint{BootID: c.BootID, Claims: make(map[string]ClaimState, len(c.Claims))}
+	for uid, cs := range c.Claims {
+		devs := make([]PreparedDevice, len(cs.Devices))
+		for i, d := range cs.Devices {
+			devs[i] = PreparedDevice{
+				Requests:     slices.Clone(d.Requests),
+				Pool:         d.Pool,
+				Device:       d.Device,
+				CDIDeviceIDs: slices.Clone(d.CDIDeviceIDs),
+				Data:         slices.Clone(d.Data),
+			}
+		}
+		if len(devs) == 0 {
+			devs = nil
+		}
+		cs.Devices = devs
+		out.Claims[uid] = cs
+	}
+	return out
+}

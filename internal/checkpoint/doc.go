@@ -1,0 +1,17 @@
+// Package checkpoint persists a node plugin's per-claim preparation state in one
+// versioned, checksummed JSON file.
+//
+// Every claim goes through two recorded states: PrepareStarted is written before
+// any side effect (MIG instance, sharing setting, CDI spec) happens, and
+// PrepareCompleted after all of them succeeded. A plugin that crashes between the
+// two finds the claim in PrepareStarted on restart and knows which devices were
+// (possibly half) set up for which claim, so it can roll back or retry without
+// handing a device to two claims.
+//
+// The file also records the node's boot ID: state written before a reboot is
+// stale (devices, MIG instances and CDI specs are gone) and is discarded on load.
+//
+// Writes are crash-safe: the new content goes to a temporary file in the same
+// directory, which is fsynced, renamed over the old file, and the directory is
+// fsynced.
+package checkpoint

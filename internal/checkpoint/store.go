@@ -1,0 +1,134 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Store reads and writes one checkpoint file.
+type Store struct {
+	path   string
+	bootID string
+}
+
+// NewStore returns a store for the file at path, owned by the current boot.
+func NewStore(path, bootID string) *Store {
+	return &Store{path: path, bootID: bootID}
+}
+
+// Path is the checkpoint file.
+func (s *Store) Path() string { return s.path }
+
+// LoadResult tells what Load found besides the state.
+type LoadResult struct {
+	// Found is false when no checkpoint file existed yet.
+	Found bool
+	// DiscardedBootID is the boot ID of state thrown away because the node
+	// rebooted since it was written; empty when nothing was discarded.
+	DiscardedBootID string
+	// DiscardedClaims counts the claims in that stale state.
+	DiscardedClaims int
+}
+
+// Load returns the stored state. State from an earlier boot is discarded (the
+// devices it describes no longer exist); a file without boot ID (converted from
+// V1) is adopted by the current boot. A corrupt file is an error wrapping
+// ErrCorrupt: the caller must not guess which devices are in use.
+func (s *Store) Load() (Checkpoint, LoadResult, error) {
+	raw, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return New(s.bootID), LoadResult{}, nil
+	}
+	if err != nil {
+		return Checkpoint{}, LoadResult{}, fmt.Errorf("read checkpoint %s: %w", s.path, err)
+	}
+	cp, err := decode(raw)
+	if err != nil {
+		return Checkpoint{}, LoadResult{}, fmt.Errorf("checkpoint %s: %w", s.path, err)
+	}
+	res := LoadResult{Found: true}
+	if cp.BootID != "" && cp.BootID != s.bootID {
+		res.DiscardedBootID = cp.BootID
+		res.DiscardedClaims = len(cp.Claims)
+		return New(s.bootID), res, nil
+	}
+	cp.BootID = s.bootID
+	return cp, res, nil
+}
+
+// Save replaces the file atomically: temp file in the same directory, fsync,
+// rename, fsync of the directory. A crash at any point leaves either the old or
+// the new content, never a mix.
+func (s *Store) Save(cp Checkpoint) error {
+	cp.BootID = s.bootID
+	data, err := encode(cp)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomically(s.path, data, 0o600)
+}
+
+func writeFileAtomically(path string, data []byte, perm fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("create checkpoint directory: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temp checkpoint: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write temp checkpoint: %w", err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("chmod temp checkpoint: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("fsync temp checkpoint: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close temp checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replace checkpoint: %w", err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open checkpoint directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync checkpoint directory: %w", err)
+	}
+	return nil
+}
+
+// ReadBootID reads the kernel's boot ID from path (normally
+// <host root>/proc/sys/kernel/random/boot_id).
+func ReadBootID(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read boot ID: %w", err)
+	}
+	id := strings.TrimSpace(string(raw))
+	if id == "" {
+		return "", fmt.Errorf("read boot ID: %s is empty", path)
+	}
+	return id, nil
+}
