@@ -64,7 +64,7 @@ func encode(cp Checkpoint) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint: %w", err)
 	}
-	return json.MarshalIndent(envelope{Version: CurrentVersion, Checksum: checksum(data), Data: data}, "", "  ")
+	return json.Marshal(envelope{Version: CurrentVersion, Checksum: checksum(data), Data: data})
 }
 
 // decode parses any supported format and converts it to the current one.
