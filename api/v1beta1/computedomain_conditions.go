@@ -1,0 +1,37 @@
+package v1beta1
+
+// ComputeDomain condition types.
+const (
+	// ComputeDomainConditionReady is True when the domain is ready for its workload: every expected node's
+	// IMEX daemon is ready and every clique holds a channel.
+	ComputeDomainConditionReady = "Ready"
+	// ComputeDomainConditionDaemonsReady is True when the IMEX daemons of all current nodes report ready.
+	ComputeDomainConditionDaemonsReady = "DaemonsReady"
+	// ComputeDomainConditionDegraded is True when a node that was ready lost its daemon or its peers.
+	ComputeDomainConditionDegraded = "Degraded"
+)
+
+// ComputeDomain condition reasons. Messages name the node and the cause; reasons stay CamelCase constants.
+const (
+	// ComputeDomainReasonAllNodesReady: every expected node is ready.
+	ComputeDomainReasonAllNodesReady = "AllNodesReady"
+	// ComputeDomainReasonWaitingForNodes: fewer nodes than expected have joined the domain.
+	ComputeDomainReasonWaitingForNodes = "WaitingForNodes"
+	// ComputeDomainReasonDaemonsNotReady: some nodes' IMEX daemons are not ready yet.
+	ComputeDomainReasonDaemonsNotReady = "DaemonsNotReady"
+	// ComputeDomainReasonNoWorkload: no workload pod of the domain is prepared on any node.
+	ComputeDomainReasonNoWorkload = "NoWorkload"
+	// ComputeDomainReasonChannelPending: a clique of the domain has no IMEX channel yet.
+	ComputeDomainReasonChannelPending = "ChannelPending"
+	// ComputeDomainReasonChannelsExhausted: a clique has no free IMEX channel for the domain.
+	ComputeDomainReasonChannelsExhausted = "ChannelsExhausted"
+	// ComputeDomainReasonNoFabric: the domain's nodes have no multi-node NVLink fabric; claims succeed
+	// with nothing injected.
+	ComputeDomainReasonNoFabric = "NoFabric"
+	// ComputeDomainReasonDaemonLost: a node's daemon that was ready is gone or not ready.
+	ComputeDomainReasonDaemonLost = "DaemonLost"
+	// ComputeDomainReasonPeersLost: a node's daemon lost connection to some of its peers.
+	ComputeDomainReasonPeersLost = "PeersLost"
+	// ComputeDomainReasonHealthy: nothing is degraded.
+	ComputeDomainReasonHealthy = "Healthy"
+)

@@ -1,0 +1,211 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ComputeDomainAllocationMode says which IMEX channels a workload claim of the domain receives.
+// +kubebuilder:validation:Enum=Single;All
+type ComputeDomainAllocationMode string
+
+const (
+	// AllocationModeSingle gives each workload claim the one channel of its domain.
+	AllocationModeSingle ComputeDomainAllocationMode = "Single"
+	// AllocationModeAll gives each workload claim every IMEX channel of the node.
+	AllocationModeAll ComputeDomainAllocationMode = "All"
+)
+
+// AllocationModes lists the valid allocation modes, in the order error messages show them.
+var AllocationModes = []ComputeDomainAllocationMode{AllocationModeSingle, AllocationModeAll}
+
+// ComputeDomainStatusValue is the compatible one-word summary of a domain or of one of its nodes.
+// +kubebuilder:validation:Enum=Ready;NotReady
+type ComputeDomainStatusValue string
+
+const (
+	// ComputeDomainStatusReady means the domain (or node) is ready for workloads.
+	ComputeDomainStatusReady ComputeDomainStatusValue = "Ready"
+	// ComputeDomainStatusNotReady means the domain (or node) is not ready yet, or no longer.
+	ComputeDomainStatusNotReady ComputeDomainStatusValue = "NotReady"
+)
+
+// ComputeDomain is a set of nodes whose GPUs share memory over multi-node NVLink (IMEX) for the lifetime
+// of a workload. Pods join it through the ResourceClaimTemplate named in spec.channel.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,path=computedomains,singular=computedomain,categories=nvidia
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="Ready condition"
+// +kubebuilder:printcolumn:name="Nodes-Ready",type=integer,JSONPath=`.status.readyNodes`,description="Nodes whose IMEX daemon is ready"
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.totalNodes`,description="Nodes the domain spans or expects"
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`,priority=1,description="Compatible status summary"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ComputeDomain struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the domain. It is immutable after creation.
+	// +required
+	Spec ComputeDomainSpec `json:"spec"`
+
+	// status is the observed state of the domain, written by the controller alone.
+	// +optional
+	Status ComputeDomainStatus `json:"status,omitempty"`
+}
+
+// ComputeDomainSpec is the desired state of a ComputeDomain.
+//
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable"
+type ComputeDomainSpec struct {
+	// numNodes is the number of nodes the domain is expected to span. 0 means the domain follows its
+	// workload and needs no count up front. When set, the domain is Ready once that many nodes are ready.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	NumNodes int32 `json:"numNodes"`
+
+	// channel describes the ResourceClaimTemplate through which workload pods receive the domain's
+	// IMEX channel.
+	// +required
+	Channel ComputeDomainChannelSpec `json:"channel"`
+}
+
+// ComputeDomainChannelSpec describes how workloads receive the domain's IMEX channel.
+type ComputeDomainChannelSpec struct {
+	// resourceClaimTemplate names the ResourceClaimTemplate the controller creates in the domain's
+	// namespace; workload pods reference it to join the domain.
+	// +required
+	ResourceClaimTemplate ComputeDomainResourceClaimTemplate `json:"resourceClaimTemplate"`
+
+	// allocationMode is Single (the domain's one channel, the default) or All (every channel of the node).
+	// +optional
+	// +kubebuilder:default=Single
+	AllocationMode ComputeDomainAllocationMode `json:"allocationMode,omitempty"`
+}
+
+// ComputeDomainResourceClaimTemplate names the workload ResourceClaimTemplate of a domain.
+type ComputeDomainResourceClaimTemplate struct {
+	// name is the name of the ResourceClaimTemplate, in the domain's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ComputeDomainStatus is the observed state of a ComputeDomain.
+type ComputeDomainStatus struct {
+	// status is the compatible summary: Ready or NotReady.
+	// +optional
+	// +kubebuilder:default=NotReady
+	Status ComputeDomainStatusValue `json:"status,omitempty"`
+
+	// nodes lists the nodes of the domain with their IMEX identity.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=4096
+	Nodes []ComputeDomainNode `json:"nodes,omitempty"`
+
+	// cliques lists one entry per NVLink clique (rack) the domain spans. Each clique forms its own IMEX
+	// ensemble with its own channel.
+	// +optional
+	// +listType=map
+	// +listMapKey=cliqueID
+	// +kubebuilder:validation:MaxItems=1024
+	Cliques []ComputeDomainClique `json:"cliques,omitempty"`
+
+	// readyNodes is the number of nodes whose IMEX daemon is ready.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ReadyNodes int32 `json:"readyNodes,omitempty"`
+
+	// totalNodes is the number of nodes the domain spans, or spec.numNodes when that is larger.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TotalNodes int32 `json:"totalNodes,omitempty"`
+
+	// conditions are the domain's conditions: Ready, DaemonsReady and Degraded.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the metadata.generation the status was computed from.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// ComputeDomainNode is one node of a ComputeDomain.
+type ComputeDomainNode struct {
+	// name is the name of the Node.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// ipAddress is the address the node's IMEX daemon listens on for its peers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	IPAddress string `json:"ipAddress"`
+
+	// cliqueID is the node's NVLink clique, `<clusterUUID>.<cliqueId>`; empty when the node has no
+	// multi-node NVLink fabric.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	CliqueID string `json:"cliqueID"`
+
+	// index is the node's position within its clique's IMEX ensemble.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Index int32 `json:"index"`
+
+	// status says whether the node's IMEX daemon is ready.
+	// +optional
+	// +kubebuilder:default=NotReady
+	Status ComputeDomainStatusValue `json:"status,omitempty"`
+}
+
+// ComputeDomainClique is the IMEX ensemble a domain forms within one NVLink clique.
+type ComputeDomainClique struct {
+	// cliqueID is the NVLink clique, `<clusterUUID>.<cliqueId>`; empty for the domain's nodes that have
+	// no multi-node NVLink fabric.
+	// +required
+	// +kubebuilder:validation:MaxLength=256
+	CliqueID string `json:"cliqueID"`
+
+	// channel is the IMEX channel the domain holds in this clique; unset until one is allocated.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2047
+	Channel *int32 `json:"channel,omitempty"`
+
+	// readyNodes is the number of the clique's nodes whose IMEX daemon is ready.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ReadyNodes int32 `json:"readyNodes,omitempty"`
+
+	// totalNodes is the number of the domain's nodes in this clique.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TotalNodes int32 `json:"totalNodes,omitempty"`
+}
+
+// ComputeDomainList is a list of ComputeDomains.
+//
+// +kubebuilder:object:root=true
+type ComputeDomainList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the ComputeDomains.
+	Items []ComputeDomain `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ComputeDomain{}, &ComputeDomainList{})
+}

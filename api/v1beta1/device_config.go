@@ -1,0 +1,81 @@
+package v1beta1
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// DeviceConfig is an opaque device configuration of this package, as DecodeConfig returns it.
+//
+// +kubebuilder:object:generate=false
+type DeviceConfig interface {
+	runtime.Object
+	// Normalize fills the defaults in place. Call it before Validate.
+	Normalize()
+	// Validate returns an error naming every invalid field with its path and the allowed values.
+	Validate() error
+}
+
+var (
+	_ DeviceConfig = &GpuConfig{}
+	_ DeviceConfig = &MigDeviceConfig{}
+	_ DeviceConfig = &ComputeDomainChannelConfig{}
+	_ DeviceConfig = &ComputeDomainDaemonConfig{}
+)
+
+// Normalize fills the defaults of the sharing strategy.
+func (c *GpuConfig) Normalize() { c.Sharing.Normalize() }
+
+// Validate checks the sharing settings.
+func (c *GpuConfig) Validate() error {
+	return configError(GpuConfigKind, c.Sharing.Validate(field.NewPath("sharing")))
+}
+
+// Normalize fills the defaults of the sharing strategy.
+func (c *MigDeviceConfig) Normalize() { c.Sharing.Normalize() }
+
+// Validate checks the sharing settings.
+func (c *MigDeviceConfig) Validate() error {
+	return configError(MigDeviceConfigKind, c.Sharing.Validate(field.NewPath("sharing")))
+}
+
+// Normalize defaults allocationMode to Single.
+func (c *ComputeDomainChannelConfig) Normalize() {
+	if c.AllocationMode == "" {
+		c.AllocationMode = AllocationModeSingle
+	}
+}
+
+// Validate requires domainID and a known allocationMode.
+func (c *ComputeDomainChannelConfig) Validate() error {
+	allErrs := validateDomainID(c.DomainID)
+	if c.AllocationMode != "" && !slices.Contains(AllocationModes, c.AllocationMode) {
+		allErrs = append(allErrs, field.NotSupported(field.NewPath("allocationMode"), c.AllocationMode, AllocationModes))
+	}
+	return configError(ComputeDomainChannelConfigKind, allErrs)
+}
+
+// Normalize has no defaults to fill.
+func (c *ComputeDomainDaemonConfig) Normalize() {}
+
+// Validate requires domainID.
+func (c *ComputeDomainDaemonConfig) Validate() error {
+	return configError(ComputeDomainDaemonConfigKind, validateDomainID(c.DomainID))
+}
+
+func validateDomainID(id string) field.ErrorList {
+	if id == "" {
+		return field.ErrorList{field.Required(field.NewPath("domainID"), "the UID of the ComputeDomain")}
+	}
+	return nil
+}
+
+func configError(kind string, allErrs field.ErrorList) error {
+	if len(allErrs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid %s: %w", kind, allErrs.ToAggregate())
+}

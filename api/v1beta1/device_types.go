@@ -1,0 +1,64 @@
+package v1beta1
+
+import (
+	"fmt"
+)
+
+// Device types, the values of a device's `type` attribute.
+const (
+	DeviceTypeGpu     = "gpu"
+	DeviceTypeMig     = "mig"
+	DeviceTypeChannel = "channel"
+	DeviceTypeDaemon  = "daemon"
+)
+
+// configKindForDeviceType is the one opaque config kind that configures each device type.
+var configKindForDeviceType = map[string]string{
+	DeviceTypeGpu:     GpuConfigKind,
+	DeviceTypeMig:     MigDeviceConfigKind,
+	DeviceTypeChannel: ComputeDomainChannelConfigKind,
+	DeviceTypeDaemon:  ComputeDomainDaemonConfigKind,
+}
+
+// CheckConfigAppliesTo returns an error when cfg cannot configure a device of deviceType (a config for
+// the wrong device type is an error, not ignored). The error names the kind that would apply.
+func CheckConfigAppliesTo(cfg DeviceConfig, deviceType string) error {
+	want, ok := configKindForDeviceType[deviceType]
+	if !ok {
+		return fmt.Errorf("device type %q: supported values: %q, %q, %q, %q",
+			deviceType, DeviceTypeGpu, DeviceTypeMig, DeviceTypeChannel, DeviceTypeDaemon)
+	}
+	got := configKind(cfg)
+	if got != want {
+		return fmt.Errorf("a %s cannot configure a %s device; use a %s", got, deviceType, want)
+	}
+	return nil
+}
+
+// DefaultConfig returns the configuration a device of deviceType gets when no class or claim config
+// names it. Channel and daemon devices have none: their claims must carry the domain's config.
+func DefaultConfig(deviceType string) (DeviceConfig, bool) {
+	switch deviceType {
+	case DeviceTypeGpu:
+		return DefaultGpuConfig(), true
+	case DeviceTypeMig:
+		return DefaultMigDeviceConfig(), true
+	default:
+		return nil, false
+	}
+}
+
+func configKind(cfg DeviceConfig) string {
+	switch cfg.(type) {
+	case *GpuConfig:
+		return GpuConfigKind
+	case *MigDeviceConfig:
+		return MigDeviceConfigKind
+	case *ComputeDomainChannelConfig:
+		return ComputeDomainChannelConfigKind
+	case *ComputeDomainDaemonConfig:
+		return ComputeDomainDaemonConfigKind
+	default:
+		return fmt.Sprintf("%T", cfg)
+	}
+}
