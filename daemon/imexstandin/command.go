@@ -1,0 +1,145 @@
+package imexstandin
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Command port requests and answers.
+const (
+	CmdQuery    = "QUERY"
+	CmdPeers    = "PEERS"
+	AnswerReady = "READY"
+	// AnswerNotReady is what a daemon that is not (or no longer) listening answers,
+	// and what the query tool prints when no daemon answers.
+	AnswerNotReady = "NOT_READY"
+	peersEnd       = "END"
+)
+
+const commandTimeout = 2 * time.Second
+
+// serveCommands answers QUERY and PEERS on the command port until the
+// listener closes.
+func serveCommands(ctx context.Context, ln net.Listener, s *Server) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		wg.Go(func() {
+			defer conn.Close()
+			stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+			defer stop()
+			_ = conn.SetDeadline(time.Now().Add(commandTimeout))
+			r := bufio.NewReader(conn)
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			switch strings.TrimSpace(line) {
+			case CmdQuery:
+				answer := AnswerNotReady
+				if s.Ready() {
+					answer = AnswerReady
+				}
+				fmt.Fprintln(conn, answer)
+			case CmdPeers:
+				var b strings.Builder
+				for _, p := range s.Peers() {
+					fmt.Fprintf(&b, "%s %s\n", p.Address, p.State)
+				}
+				b.WriteString(peersEnd + "\n")
+				_, _ = conn.Write([]byte(b.String()))
+			default:
+				fmt.Fprintf(conn, "ERROR unknown command %q, allowed: %s, %s\n", strings.TrimSpace(line), CmdQuery, CmdPeers)
+			}
+		})
+	}
+}
+
+// Query asks the daemon at the command address whether it is ready and
+// returns its answer (READY or NOT_READY).
+func Query(ctx context.Context, cmdAddress string) (string, error) {
+	lines, err := request(ctx, cmdAddress, CmdQuery, false)
+	if err != nil {
+		return "", err
+	}
+	if len(lines) != 1 || (lines[0] != AnswerReady && lines[0] != AnswerNotReady) {
+		return "", fmt.Errorf("query %s: unexpected answer %q", cmdAddress, lines)
+	}
+	return lines[0], nil
+}
+
+// QueryPeers asks the daemon at the command address for its peers.
+func QueryPeers(ctx context.Context, cmdAddress string) ([]PeerStatus, error) {
+	lines, err := request(ctx, cmdAddress, CmdPeers, true)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePeerTable(strings.Join(lines, "\n"))
+}
+
+// ParsePeerTable parses "<address> CONNECTED|DISCONNECTED" lines (what `-N`
+// prints).
+func ParsePeerTable(text string) ([]PeerStatus, error) {
+	var peers []PeerStatus
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line == peersEnd {
+			continue
+		}
+		addr, state, ok := strings.Cut(line, " ")
+		st := PeerState(state)
+		if !ok || (st != PeerConnected && st != PeerDisconnected) {
+			return nil, fmt.Errorf("peer line %q: want \"<address> %s|%s\"", line, PeerConnected, PeerDisconnected)
+		}
+		peers = append(peers, PeerStatus{Address: addr, State: st})
+	}
+	return peers, nil
+}
+
+func request(ctx context.Context, cmdAddress, cmd string, untilEnd bool) ([]string, error) {
+	d := net.Dialer{Timeout: commandTimeout}
+	conn, err := d.DialContext(ctx, "tcp", cmdAddress)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", strings.ToLower(cmd), cmdAddress, err)
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(commandTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = conn.SetDeadline(deadline)
+	if _, err := fmt.Fprintln(conn, cmd); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", strings.ToLower(cmd), cmdAddress, err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(conn)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "ERROR") {
+			return nil, fmt.Errorf("%s %s: %s", strings.ToLower(cmd), cmdAddress, line)
+		}
+		if untilEnd && line == peersEnd {
+			return lines, nil
+		}
+		lines = append(lines, line)
+		if !untilEnd {
+			return lines, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", strings.ToLower(cmd), cmdAddress, err)
+	}
+	if untilEnd {
+		return nil, fmt.Errorf("%s %s: answer ended before %s", strings.ToLower(cmd), cmdAddress, peersEnd)
+	}
+	return nil, fmt.Errorf("%s %s: no answer", strings.ToLower(cmd), cmdAddress)
+}

@@ -1,0 +1,158 @@
+package imexstandin
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Config keys read from the nvidia-imex config file.
+const (
+	KeyServerBindIP   = "SERVER_BIND_IP"
+	KeyServerPort     = "SERVER_PORT"
+	KeyCmdBindIP      = "IMEX_CMD_BIND_INTERFACE_IP"
+	KeyCmdPort        = "IMEX_CMD_PORT"
+	KeyNodeConfigFile = "IMEX_NODE_CONFIG_FILE"
+)
+
+// Default ports of nvidia-imex.
+const (
+	DefaultServerPort = 50000
+	DefaultCmdPort    = 50005
+)
+
+// Config is what the stand-in needs from an nvidia-imex config file.
+type Config struct {
+	// BindIP is the address the daemon listens on for peers and dials from;
+	// empty means every address (and no address is recognised as itself).
+	BindIP string
+	// ServerPort is the peer port, the same on every node.
+	ServerPort int
+	// CmdBindIP is the address of the command port; empty means BindIP, or
+	// 127.0.0.1 when that is empty too.
+	CmdBindIP string
+	// CmdPort is the command (query) port.
+	CmdPort int
+	// NodesFile lists the peers, one address per line.
+	NodesFile string
+}
+
+// PeerAddress is the listen address for peers.
+func (c Config) PeerAddress() string {
+	return net.JoinHostPort(c.BindIP, strconv.Itoa(c.ServerPort))
+}
+
+// CmdAddress is the command port's address, for the daemon and the query tool.
+func (c Config) CmdAddress() string {
+	host := c.CmdBindIP
+	if host == "" {
+		host = c.BindIP
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(c.CmdPort))
+}
+
+// LoadConfig reads and parses an nvidia-imex config file.
+func LoadConfig(path string) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read IMEX config: %w", err)
+	}
+	cfg, err := ParseConfig(bytes.NewReader(raw))
+	if err != nil {
+		return Config{}, fmt.Errorf("IMEX config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig parses key=value lines; '#' starts a comment line and unknown
+// keys are ignored (nvidia-imex has many we do not need). IMEX_NODE_CONFIG_FILE
+// is required; the ports default to 50000 and 50005.
+func ParseConfig(r io.Reader) (Config, error) {
+	cfg := Config{ServerPort: DefaultServerPort, CmdPort: DefaultCmdPort}
+	sc := bufio.NewScanner(r)
+	for lineNo := 1; sc.Scan(); lineNo++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok {
+			return Config{}, fmt.Errorf("line %d: %q is not key=value", lineNo, line)
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		var err error
+		switch key {
+		case KeyServerBindIP:
+			cfg.BindIP, err = parseIP(key, value)
+		case KeyCmdBindIP:
+			cfg.CmdBindIP, err = parseIP(key, value)
+		case KeyServerPort:
+			cfg.ServerPort, err = parsePort(key, value)
+		case KeyCmdPort:
+			cfg.CmdPort, err = parsePort(key, value)
+		case KeyNodeConfigFile:
+			cfg.NodesFile = value
+		}
+		if err != nil {
+			return Config{}, fmt.Errorf("line %d: %w", lineNo, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Config{}, err
+	}
+	if cfg.NodesFile == "" {
+		return Config{}, fmt.Errorf("%s must name the nodes file", KeyNodeConfigFile)
+	}
+	return cfg, nil
+}
+
+func parseIP(key, value string) (string, error) {
+	if value == "" {
+		return "", nil
+	}
+	if net.ParseIP(value) == nil {
+		return "", fmt.Errorf("%s=%q: must be an IP address or empty", key, value)
+	}
+	return value, nil
+}
+
+func parsePort(key, value string) (int, error) {
+	port, err := strconv.Atoi(value)
+	if err != nil || port < 1 || port > 65535 {
+		return 0, fmt.Errorf("%s=%q: must be a port number 1-65535", key, value)
+	}
+	return port, nil
+}
+
+// ReadNodesFile returns the peer addresses of a nodes file: one per line,
+// blank lines and '#' comments skipped, duplicates dropped, order kept. A
+// missing file is an empty peer list (the daemon may start before it knows any
+// peer).
+func ReadNodesFile(path string) ([]string, error) {
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read nodes file: %w", err)
+	}
+	var addrs []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || seen[line] {
+			continue
+		}
+		seen[line] = true
+		addrs = append(addrs, line)
+	}
+	return addrs, nil
+}

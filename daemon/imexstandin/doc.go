@@ -1,0 +1,27 @@
+// Package imexstandin is a stand-in for NVIDIA's nvidia-imex daemon and its
+// nvidia-imex-ctl query tool, for clusters without a multi-node NVLink fabric
+// (the simulated cluster, tests).
+//
+// It keeps nvidia-imex's command-line contract: `-c <config file>` names a
+// key=value config file (the keys nvidia-imex reads: SERVER_BIND_IP,
+// SERVER_PORT, IMEX_CMD_BIND_INTERFACE_IP, IMEX_CMD_PORT,
+// IMEX_NODE_CONFIG_FILE), the nodes file lists one peer address per line, and
+// SIGHUP makes the daemon re-read the nodes file without restarting.
+//
+// What it does is real networking, so peer loss is observable:
+//   - it listens on SERVER_BIND_IP:SERVER_PORT (50000) for its peers and opens a
+//     TCP connection to every other address of the nodes file on the same port,
+//     from its own address (each simulated node has its own loopback address,
+//     127.0.x.y); a connection is "connected" once the peer answered the
+//     handshake and stays so until the peer closes it (a killed peer's kernel
+//     closes its sockets, so the loss is seen at once);
+//   - it answers on IMEX_CMD_BIND_INTERFACE_IP:IMEX_CMD_PORT (50005) a
+//     line protocol: "QUERY" → "READY" only while it listens for peers
+//     ("NOT_READY" otherwise), "PEERS" → one "<address> CONNECTED|DISCONNECTED"
+//     line per peer of the nodes file, then "END".
+//
+// The same binary is the query tool: `-q` prints READY or NOT_READY (what
+// `nvidia-imex-ctl -q` prints) and `-N` prints the peer table, both reading the
+// command address from the config file given with -c. [Run] is the whole
+// command, so a simulator can run many stand-ins in one process.
+package imexstandin

@@ -1,0 +1,100 @@
+package imexstandin
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// ErrNotReady is returned by Run -q when the daemon is not ready (the command
+// exits non-zero, as nvidia-imex-ctl does).
+var ErrNotReady = errors.New("IMEX daemon is not ready")
+
+// Run is the stand-in command line:
+//
+//	-c <config>        run the daemon (nvidia-imex -c <config>)
+//	-c <config> -q     print READY or NOT_READY (nvidia-imex-ctl -q)
+//	-c <config> -N     print the peers and their connection state
+//
+// As a daemon it runs until ctx ends or it gets SIGINT/SIGTERM (when
+// handleSignals is true, i.e. in a process of its own); SIGHUP re-reads the
+// nodes file.
+func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals bool) error {
+	fs := flag.NewFlagSet("imex-standin", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	configPath := fs.String("c", "/etc/nvidia-imex/config.cfg", "nvidia-imex config file")
+	query := fs.Bool("q", false, "print READY when the local daemon is ready, NOT_READY otherwise")
+	peers := fs.Bool("N", false, "print the peers of the local daemon and their connection state")
+	timeout := fs.Duration("timeout", 2*time.Second, "how long -q and -N wait for the daemon")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w (flags: -c <config file>, -q, -N, -timeout <duration>)", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (flags: -c <config file>, -q, -N, -timeout <duration>)", fs.Args())
+	}
+	if *query && *peers {
+		return errors.New("-q and -N are exclusive")
+	}
+	cfg, err := LoadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *query:
+		qctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		answer, err := Query(qctx, cfg.CmdAddress())
+		if err != nil {
+			klog.FromContext(ctx).V(4).Info("No answer from the IMEX daemon", "err", err)
+			answer = AnswerNotReady
+		}
+		fmt.Fprintln(stdout, answer)
+		if answer != AnswerReady {
+			return ErrNotReady
+		}
+		return nil
+	case *peers:
+		qctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		list, err := QueryPeers(qctx, cfg.CmdAddress())
+		if err != nil {
+			return err
+		}
+		for _, p := range list {
+			fmt.Fprintf(stdout, "%s %s\n", p.Address, p.State)
+		}
+		return nil
+	}
+	return runDaemon(ctx, cfg, handleSignals)
+}
+
+func runDaemon(ctx context.Context, cfg Config, handleSignals bool) error {
+	srv := NewServer(cfg)
+	if handleSignals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-hup:
+					srv.Reload()
+				}
+			}
+		}()
+	}
+	return srv.Run(ctx)
+}

@@ -1,0 +1,334 @@
+package imexstandin
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// Handshake lines on the peer port.
+const (
+	helloPrefix   = "HELLO "
+	welcomePrefix = "WELCOME "
+)
+
+// How often an unreachable peer is dialled again, and how long one dial or
+// handshake may take.
+const (
+	redialInterval   = 200 * time.Millisecond
+	handshakeTimeout = 2 * time.Second
+)
+
+// PeerState says whether the daemon holds a working connection to a peer.
+type PeerState string
+
+const (
+	// PeerConnected: the peer answered the handshake and the connection is open.
+	PeerConnected PeerState = "CONNECTED"
+	// PeerDisconnected: no working connection (never made, or lost).
+	PeerDisconnected PeerState = "DISCONNECTED"
+)
+
+// PeerStatus is one peer of the nodes file.
+type PeerStatus struct {
+	Address string
+	State   PeerState
+}
+
+// Server is one stand-in IMEX daemon.
+type Server struct {
+	cfg    Config
+	reload chan struct{}
+
+	mu        sync.Mutex
+	listening bool
+	peers     map[string]*peerLink // by address, self excluded
+	order     []string             // peers in nodes-file order
+	inbound   map[net.Conn]struct{}
+}
+
+// NewServer returns a daemon for cfg; Run starts it.
+func NewServer(cfg Config) *Server {
+	return &Server{
+		cfg:     cfg,
+		reload:  make(chan struct{}, 1),
+		peers:   map[string]*peerLink{},
+		inbound: map[net.Conn]struct{}{},
+	}
+}
+
+// Reload asks the running daemon to re-read the nodes file (what SIGHUP does).
+// It never blocks; several requests before the next read collapse into one.
+func (s *Server) Reload() {
+	select {
+	case s.reload <- struct{}{}:
+	default:
+	}
+}
+
+// Ready is true while the daemon listens for peers.
+func (s *Server) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listening
+}
+
+// Peers returns the peers of the nodes file (self excluded) in file order.
+func (s *Server) Peers() []PeerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PeerStatus, 0, len(s.order))
+	for _, addr := range s.order {
+		state := PeerDisconnected
+		if s.peers[addr].isConnected() {
+			state = PeerConnected
+		}
+		out = append(out, PeerStatus{Address: addr, State: state})
+	}
+	return out
+}
+
+// Run listens on the peer and command ports, connects to the peers of the
+// nodes file and re-reads it on Reload, until ctx ends. It returns an error
+// when a port cannot be opened or the nodes file cannot be read at start.
+func (s *Server) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var lc net.ListenConfig
+	peerLn, err := lc.Listen(ctx, "tcp", s.cfg.PeerAddress())
+	if err != nil {
+		return fmt.Errorf("listen for peers: %w", err)
+	}
+	cmdLn, err := lc.Listen(ctx, "tcp", s.cfg.CmdAddress())
+	if err != nil {
+		_ = peerLn.Close()
+		return fmt.Errorf("listen for commands: %w", err)
+	}
+	if err := s.applyNodesFile(ctx); err != nil {
+		_ = peerLn.Close()
+		_ = cmdLn.Close()
+		return err
+	}
+
+	var wg sync.WaitGroup
+	wg.Go(func() { s.acceptPeers(ctx, peerLn) })
+	wg.Go(func() { serveCommands(ctx, cmdLn, s) })
+	s.setListening(true)
+	logger.Info("IMEX stand-in listening", "peerAddress", peerLn.Addr().String(), "commandAddress", cmdLn.Addr().String())
+
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-s.reload:
+			if err := s.applyNodesFile(ctx); err != nil {
+				// Keep the peers we have: a half-written file must not drop them.
+				logger.Error(err, "Re-reading the nodes file failed, keeping the current peers")
+			}
+		}
+	}
+
+	s.setListening(false)
+	_ = peerLn.Close()
+	_ = cmdLn.Close()
+	s.closeAll()
+	wg.Wait()
+	return nil
+}
+
+func (s *Server) setListening(v bool) {
+	s.mu.Lock()
+	s.listening = v
+	s.mu.Unlock()
+}
+
+// applyNodesFile reads the nodes file and starts links to new peers and stops
+// links to peers no longer listed; links to unchanged peers are kept.
+func (s *Server) applyNodesFile(ctx context.Context) error {
+	addrs, err := ReadNodesFile(s.cfg.NodesFile)
+	if err != nil {
+		return err
+	}
+	wanted := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		if a != s.cfg.BindIP {
+			wanted = append(wanted, a)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for addr, link := range s.peers {
+		if !slices.Contains(wanted, addr) {
+			link.stop()
+			delete(s.peers, addr)
+		}
+	}
+	for _, addr := range wanted {
+		if _, ok := s.peers[addr]; !ok {
+			s.peers[addr] = startPeerLink(ctx, s.cfg, addr)
+		}
+	}
+	s.order = wanted
+	klog.FromContext(ctx).V(2).Info("Applied nodes file", "peers", wanted)
+	return nil
+}
+
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	links := make([]*peerLink, 0, len(s.peers))
+	for _, l := range s.peers {
+		links = append(links, l)
+	}
+	for c := range s.inbound {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	for _, l := range links {
+		l.stop()
+	}
+}
+
+// acceptPeers answers the handshake of every peer that dials in and holds the
+// connection open until either side closes it.
+func (s *Server) acceptPeers(ctx context.Context, ln net.Listener) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		if !s.listening && ctx.Err() != nil {
+			s.mu.Unlock()
+			_ = conn.Close()
+			continue
+		}
+		s.inbound[conn] = struct{}{}
+		s.mu.Unlock()
+		wg.Go(func() {
+			defer func() {
+				_ = conn.Close()
+				s.mu.Lock()
+				delete(s.inbound, conn)
+				s.mu.Unlock()
+			}()
+			r := bufio.NewReader(conn)
+			_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+			line, err := r.ReadString('\n')
+			if err != nil || !strings.HasPrefix(line, helloPrefix) {
+				return
+			}
+			if _, err := fmt.Fprintf(conn, "%s%s\n", welcomePrefix, s.cfg.BindIP); err != nil {
+				return
+			}
+			_ = conn.SetDeadline(time.Time{})
+			// Hold the connection until the peer goes away.
+			_, _ = r.WriteTo(discard{})
+		})
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// peerLink keeps one outgoing connection to a peer, re-dialling while it is down.
+type peerLink struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu        sync.Mutex
+	connected bool
+}
+
+func startPeerLink(parent context.Context, cfg Config, addr string) *peerLink {
+	ctx, cancel := context.WithCancel(parent)
+	l := &peerLink{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		l.run(ctx, cfg, addr)
+	}()
+	return l
+}
+
+func (l *peerLink) stop() {
+	l.cancel()
+	<-l.done
+}
+
+func (l *peerLink) isConnected() bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.connected
+}
+
+func (l *peerLink) setConnected(v bool) {
+	l.mu.Lock()
+	l.connected = v
+	l.mu.Unlock()
+}
+
+func (l *peerLink) run(ctx context.Context, cfg Config, addr string) {
+	logger := klog.FromContext(ctx).WithValues("peer", addr)
+	dialer := net.Dialer{Timeout: handshakeTimeout}
+	if cfg.BindIP != "" {
+		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(cfg.BindIP)}
+	}
+	target := net.JoinHostPort(addr, fmt.Sprint(cfg.ServerPort))
+	for ctx.Err() == nil {
+		handshook, err := l.connectOnce(ctx, &dialer, target, cfg.BindIP)
+		if handshook && ctx.Err() == nil {
+			logger.Info("Lost connection to peer", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(redialInterval):
+		}
+	}
+}
+
+// connectOnce dials, handshakes and then blocks until the connection breaks
+// or ctx ends. handshook tells whether the peer was connected in between.
+func (l *peerLink) connectOnce(ctx context.Context, dialer *net.Dialer, target, self string) (handshook bool, err error) {
+	conn, err := dialer.DialContext(ctx, "tcp", target)
+	if err != nil {
+		return false, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	if _, err := fmt.Fprintf(conn, "%s%s\n", helloPrefix, self); err != nil {
+		return false, err
+	}
+	r := bufio.NewReader(conn)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return false, err
+	}
+	if !strings.HasPrefix(line, welcomePrefix) {
+		return false, fmt.Errorf("unexpected handshake answer %q", strings.TrimSpace(line))
+	}
+	_ = conn.SetDeadline(time.Time{})
+	l.setConnected(true)
+	defer l.setConnected(false)
+	klog.FromContext(ctx).V(2).Info("Connected to peer", "peer", target)
+	if _, err := r.WriteTo(discard{}); err != nil {
+		return true, err
+	}
+	return true, errors.New("peer closed the connection")
+}

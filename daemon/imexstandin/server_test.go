@@ -1,0 +1,262 @@
+package imexstandin
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// When the test binary runs with this variable set it is the stand-in
+// process itself, so tests can kill a real process without building one.
+const runAsStandinEnv = "IMEXSTANDIN_TEST_RUN_AS_DAEMON"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsStandinEnv) == "1" {
+		if err := Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const (
+	eventually = 10 * time.Second
+	poll       = 20 * time.Millisecond
+)
+
+// node is one simulated node: its own loopback address, config and nodes file.
+type node struct {
+	ip, configPath, nodesPath string
+	cfg                       Config
+}
+
+// makeNodes gives n nodes addresses 127.a.b.1..n in a random /24, so parallel
+// test runs on one machine do not collide on port 50000.
+func makeNodes(t *testing.T, n int) []node {
+	t.Helper()
+	a, b := 10+rand.IntN(240), 1+rand.IntN(250)
+	dir := t.TempDir()
+	var nodes []node
+	var all []string
+	for i := range n {
+		all = append(all, fmt.Sprintf("127.%d.%d.%d", a, b, i+1))
+	}
+	for i, ip := range all {
+		nd := node{ip: ip, configPath: filepath.Join(dir, fmt.Sprintf("config-%d.cfg", i)), nodesPath: filepath.Join(dir, fmt.Sprintf("nodes-%d.cfg", i))}
+		cfgText := fmt.Sprintf("SERVER_BIND_IP=%s\nSERVER_PORT=%d\nIMEX_CMD_BIND_INTERFACE_IP=%s\nIMEX_CMD_PORT=%d\nIMEX_NODE_CONFIG_FILE=%s\n",
+			ip, DefaultServerPort, ip, DefaultCmdPort, nd.nodesPath)
+		writeFile(t, nd.configPath, cfgText)
+		writeFile(t, nd.nodesPath, strings.Join(all, "\n")+"\n")
+		cfg, err := LoadConfig(nd.configPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.cfg = cfg
+		nodes = append(nodes, nd)
+	}
+	return nodes
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startInProcess(t *testing.T, nd node) (*Server, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := NewServer(nd.cfg)
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	waitFor(t, "daemon "+nd.ip+" ready", func() bool { return srv.Ready() })
+	return srv, cancel
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(eventually)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", eventually, what)
+		}
+		time.Sleep(poll)
+	}
+}
+
+func peersOf(t *testing.T, nd node) map[string]PeerState {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	list, err := QueryPeers(ctx, nd.cfg.CmdAddress())
+	if err != nil {
+		return nil
+	}
+	out := map[string]PeerState{}
+	for _, p := range list {
+		out[p.Address] = p.State
+	}
+	return out
+}
+
+func waitForPeers(t *testing.T, nd node, want map[string]PeerState) {
+	t.Helper()
+	deadline := time.Now().Add(eventually)
+	for {
+		got := peersOf(t, nd)
+		diff := cmp.Diff(want, got)
+		if diff == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("peers of %s (-want +got):\n%s", nd.ip, diff)
+		}
+		time.Sleep(poll)
+	}
+}
+
+func TestThreePeersConnectAndSeeALoss(t *testing.T) {
+	nodes := makeNodes(t, 3)
+	var cancels []context.CancelFunc
+	for _, nd := range nodes {
+		_, cancel := startInProcess(t, nd)
+		cancels = append(cancels, cancel)
+	}
+	for i, nd := range nodes {
+		want := map[string]PeerState{}
+		for j, other := range nodes {
+			if i != j {
+				want[other.ip] = PeerConnected
+			}
+		}
+		waitForPeers(t, nd, want)
+	}
+
+	cancels[2]()
+
+	for _, nd := range nodes[:2] {
+		other := nodes[0].ip
+		if nd.ip == other {
+			other = nodes[1].ip
+		}
+		waitForPeers(t, nd, map[string]PeerState{other: PeerConnected, nodes[2].ip: PeerDisconnected})
+	}
+}
+
+func TestReadyOnlyWhileListening(t *testing.T) {
+	nodes := makeNodes(t, 1)
+	ctx := context.Background()
+	if _, err := Query(ctx, nodes[0].cfg.CmdAddress()); err == nil {
+		t.Fatal("query answered before any daemon ran")
+	}
+	srv, cancel := startInProcess(t, nodes[0])
+	got, err := Query(ctx, nodes[0].cfg.CmdAddress())
+	if err != nil || got != AnswerReady {
+		t.Fatalf("query = %q, %v; want %q", got, err, AnswerReady)
+	}
+	cancel()
+	waitFor(t, "daemon to stop listening", func() bool { return !srv.Ready() })
+	waitFor(t, "command port to close", func() bool {
+		_, err := Query(ctx, nodes[0].cfg.CmdAddress())
+		return err != nil
+	})
+}
+
+func TestReloadChangesPeersWithoutDroppingKeptOnes(t *testing.T) {
+	nodes := makeNodes(t, 3)
+	// Node 0 starts knowing only node 1.
+	writeFile(t, nodes[0].nodesPath, nodes[0].ip+"\n"+nodes[1].ip+"\n")
+	srv0, _ := startInProcess(t, nodes[0])
+	for _, nd := range nodes[1:] {
+		startInProcess(t, nd)
+	}
+	waitForPeers(t, nodes[0], map[string]PeerState{nodes[1].ip: PeerConnected})
+	before := srv0.peers[nodes[1].ip]
+
+	writeFile(t, nodes[0].nodesPath, strings.Join([]string{nodes[0].ip, nodes[1].ip, nodes[2].ip}, "\n"))
+	srv0.Reload()
+	waitForPeers(t, nodes[0], map[string]PeerState{nodes[1].ip: PeerConnected, nodes[2].ip: PeerConnected})
+	srv0.mu.Lock()
+	kept := srv0.peers[nodes[1].ip] == before
+	srv0.mu.Unlock()
+	if !kept {
+		t.Error("reload replaced the link to an unchanged peer")
+	}
+
+	writeFile(t, nodes[0].nodesPath, nodes[0].ip+"\n"+nodes[2].ip+"\n")
+	srv0.Reload()
+	waitForPeers(t, nodes[0], map[string]PeerState{nodes[2].ip: PeerConnected})
+}
+
+func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
+	nodes := makeNodes(t, 3)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var procs []*exec.Cmd
+	for _, nd := range nodes {
+		cmd := exec.Command(exe, "-c", nd.configPath)
+		cmd.Env = append(os.Environ(), runAsStandinEnv+"=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	for i, nd := range nodes {
+		want := map[string]PeerState{}
+		for j, other := range nodes {
+			if i != j {
+				want[other.ip] = PeerConnected
+			}
+		}
+		waitForPeers(t, nd, want)
+	}
+
+	// The query tool is the same program with -q.
+	var out strings.Builder
+	if err := Run(context.Background(), []string{"-c", nodes[0].configPath, "-q"}, &out, false); err != nil || out.String() != "READY\n" {
+		t.Fatalf("-q printed %q, err %v; want READY", out.String(), err)
+	}
+
+	if err := procs[1].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitForPeers(t, nodes[0], map[string]PeerState{nodes[1].ip: PeerDisconnected, nodes[2].ip: PeerConnected})
+	waitForPeers(t, nodes[2], map[string]PeerState{nodes[0].ip: PeerConnected, nodes[1].ip: PeerDisconnected})
+	out.Reset()
+	if err := Run(context.Background(), []string{"-c", nodes[1].configPath, "-q"}, &out, false); err != ErrNotReady || out.String() != "NOT_READY\n" {
+		t.Fatalf("-q of a killed daemon printed %q, err %v; want NOT_READY, ErrNotReady", out.String(), err)
+	}
+
+	// Node 0 drops node 1 from its nodes file; SIGHUP makes it re-read it.
+	writeFile(t, nodes[0].nodesPath, nodes[0].ip+"\n"+nodes[2].ip+"\n")
+	if err := procs[0].Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitForPeers(t, nodes[0], map[string]PeerState{nodes[2].ip: PeerConnected})
+	out.Reset()
+	if err := Run(context.Background(), []string{"-c", nodes[0].configPath, "-N"}, &out, false); err != nil || out.String() != nodes[2].ip+" CONNECTED\n" {
+		t.Fatalf("-N printed %q, err %v", out.String(), err)
+	}
+}
