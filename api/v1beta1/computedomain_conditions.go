@@ -32,6 +32,12 @@ const (
 	ComputeDomainReasonDaemonLost = "DaemonLost"
 	// ComputeDomainReasonPeersLost: a node's daemon lost connection to some of its peers.
 	ComputeDomainReasonPeersLost = "PeersLost"
+	// ComputeDomainReasonCliqueFull: a clique already holds the most nodes one IMEX ensemble can have
+	// (18 on NVL72); the nodes over the cap get no index and do not join.
+	ComputeDomainReasonCliqueFull = "CliqueFull"
+	// ComputeDomainReasonClaimTemplateConflict: a ResourceClaimTemplate with the name the domain asks for
+	// exists and belongs to something else; the controller does not overwrite it.
+	ComputeDomainReasonClaimTemplateConflict = "ClaimTemplateConflict"
 	// ComputeDomainReasonHealthy: nothing is degraded.
 	ComputeDomainReasonHealthy = "Healthy"
 )

@@ -167,6 +167,12 @@ type ComputeDomainNode struct {
 	// +optional
 	// +kubebuilder:default=NotReady
 	Status ComputeDomainStatusValue `json:"status,omitempty"`
+
+	// lastReadyTime is when the controller saw this node's IMEX daemon become ready. It is kept while
+	// the node stays a member, so a node that was ready and no longer is shows in the Degraded
+	// condition, while a node that is still joining does not. Ours, not part of the compatible API.
+	// +optional
+	LastReadyTime *metav1.Time `json:"lastReadyTime,omitempty"`
 }
 
 // ComputeDomainClique is the IMEX ensemble a domain forms within one NVLink clique.

@@ -1,0 +1,161 @@
+package v1beta1
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Labels, names and field owners shared by the controller, the IMEX daemon and the compute-domain
+// kubelet plugin. None of them is part of the compatible API: they are ours.
+const (
+	// ComputeDomainLabelKey labels every object a domain causes (its daemon DaemonSet, daemon claim
+	// template, ComputeDomainMember records) with the domain's UID.
+	ComputeDomainLabelKey = "resource.nvidia.com/computeDomain"
+	// ComputeDomainNodeLabelPrefix prefixes the per-domain node label: `<prefix><domain-uid>: "true"` is
+	// set on a Node by that node's compute-domain kubelet plugin while a workload claim of the domain is
+	// prepared there. The domain's DaemonSet selects nodes with that key.
+	ComputeDomainNodeLabelPrefix = "computedomain.resource.nvidia.com/"
+	// ComputeDomainMemberFieldOwner is the server-side apply field manager of the daemon that writes a
+	// ComputeDomainMember.
+	ComputeDomainMemberFieldOwner = "compute-domain-daemon"
+	// ComputeDomainMemberDomainUIDField is the field path the controller indexes members by.
+	ComputeDomainMemberDomainUIDField = "spec.domainUID"
+)
+
+// ComputeDomainMember condition types, written by the member's daemon.
+const (
+	// ComputeDomainMemberConditionIMEXReady is True while the node's IMEX process answers READY.
+	ComputeDomainMemberConditionIMEXReady = "IMEXReady"
+	// ComputeDomainMemberConditionPeersConnected is True while the node's IMEX process is connected to
+	// every peer of its clique that the domain's status lists.
+	ComputeDomainMemberConditionPeersConnected = "PeersConnected"
+)
+
+// ComputeDomainNodeLabel returns the node label key that marks a node as running a workload of the
+// domain with the given UID.
+func ComputeDomainNodeLabel(domainUID types.UID) string {
+	return ComputeDomainNodeLabelPrefix + string(domainUID)
+}
+
+// ComputeDomainMemberName returns the deterministic name of the member record of a (node, domain) pair:
+// `<node>-<first 8 characters of the domain UID>`, with the node name shortened and suffixed by a hash
+// when the result would exceed 253 characters.
+func ComputeDomainMemberName(nodeName string, domainUID types.UID) string {
+	uid := string(domainUID)
+	if len(uid) > 8 {
+		uid = uid[:8]
+	}
+	const maxLen = 253
+	name := nodeName + "-" + uid
+	if len(name) <= maxLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(nodeName))
+	hash := hex.EncodeToString(sum[:])[:10]
+	keep := maxLen - len(uid) - len(hash) - 2
+	return nodeName[:keep] + "-" + hash + "-" + uid
+}
+
+// ComputeDomainMember is one node's membership in one ComputeDomain: the record the node's IMEX daemon
+// writes (server-side apply, field owner compute-domain-daemon) and nothing else writes. The controller
+// reads the records of a domain to assign per-clique indices and channels and to aggregate the domain's
+// status. A member is owned by its daemon Pod, so the garbage collector removes it with the pod.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,path=computedomainmembers,singular=computedomainmember,shortName=cdmember,categories=nvidia
+// +kubebuilder:printcolumn:name="Domain",type=string,JSONPath=`.spec.domainName`,description="ComputeDomain name"
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`,description="Node"
+// +kubebuilder:printcolumn:name="IP",type=string,JSONPath=`.spec.ipAddress`,description="IMEX address"
+// +kubebuilder:printcolumn:name="Clique",type=string,JSONPath=`.spec.cliqueID`,description="NVLink clique"
+// +kubebuilder:printcolumn:name="Ready",type=boolean,JSONPath=`.status.ready`,description="IMEX daemon ready"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ComputeDomainMember struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec identifies the domain and the node.
+	// +required
+	Spec ComputeDomainMemberSpec `json:"spec"`
+
+	// status is the readiness of the node's IMEX daemon.
+	// +optional
+	Status ComputeDomainMemberStatus `json:"status,omitempty"`
+}
+
+// ComputeDomainMemberSpec identifies a (domain, node) pair and the node's IMEX identity.
+//
+// +kubebuilder:validation:XValidation:rule="self.domainUID == oldSelf.domainUID",message="domainUID is immutable"
+// +kubebuilder:validation:XValidation:rule="self.nodeName == oldSelf.nodeName",message="nodeName is immutable"
+type ComputeDomainMemberSpec struct {
+	// domainUID is the metadata.uid of the ComputeDomain.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	DomainUID string `json:"domainUID"`
+
+	// domainNamespace is the namespace of the ComputeDomain.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	DomainNamespace string `json:"domainNamespace"`
+
+	// domainName is the name of the ComputeDomain.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	DomainName string `json:"domainName"`
+
+	// nodeName is the name of the Node the daemon runs on.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NodeName string `json:"nodeName"`
+
+	// ipAddress is the address the node's IMEX daemon listens on for its peers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	IPAddress string `json:"ipAddress,omitempty"`
+
+	// cliqueID is the node's NVLink clique, `<clusterUUID>.<cliqueId>`; empty when the node has no
+	// multi-node NVLink fabric.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	CliqueID string `json:"cliqueID,omitempty"`
+}
+
+// ComputeDomainMemberStatus is the readiness of one node's IMEX daemon.
+type ComputeDomainMemberStatus struct {
+	// ready is true when the node's IMEX process answers READY and is connected to its clique's peers.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+
+	// conditions detail the readiness: IMEXReady and PeersConnected. Their messages name the cause when
+	// the daemon is not ready; the controller copies them into the domain's conditions.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ComputeDomainMemberList is a list of ComputeDomainMembers.
+//
+// +kubebuilder:object:root=true
+type ComputeDomainMemberList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the ComputeDomainMembers.
+	Items []ComputeDomainMember `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ComputeDomainMember{}, &ComputeDomainMemberList{})
+}
