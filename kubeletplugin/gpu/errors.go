@@ -1,0 +1,29 @@
+package gpu
+
+// Error reasons, the values of the errors-by-reason metrics.
+const (
+	reasonInvalid    = "invalid"    // allocation names a device or pool this node does not have
+	reasonConflict   = "conflict"   // device already prepared for another claim
+	reasonConfig     = "config"     // opaque config does not decode, validate or fit the device
+	reasonNVML       = "nvml"       // an NVML call failed
+	reasonSharing    = "sharing"    // applying a sharing setting failed
+	reasonCDI        = "cdi"        // writing or deleting the CDI spec failed
+	reasonCheckpoint = "checkpoint" // saving the checkpoint failed
+	reasonRollback   = "rollback"   // undoing an interrupted prepare failed
+)
+
+// prepareError carries the metrics reason of a failed prepare or unprepare.
+type prepareError struct {
+	reason string
+	err    error
+}
+
+func (e *prepareError) Error() string { return e.err.Error() }
+func (e *prepareError) Unwrap() error { return e.err }
+
+func reasonOf(err error) string {
+	if pe, ok := err.(*prepareError); ok {
+		return pe.reason
+	}
+	return "other"
+}

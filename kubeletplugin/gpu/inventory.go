@@ -1,0 +1,95 @@
+package gpu
+
+// Inventory is what the plugin knows about the node's devices, read from NVML
+// at start-up and refreshed on health changes. It is plain data, so slices can
+// be built and tested without NVML.
+type Inventory struct {
+	// DriverVersion is the kernel driver version as NVML prints it ("580.65.06").
+	DriverVersion string
+	// CUDADriverVersion is "major.minor" ("12.9").
+	CUDADriverVersion string
+	// CliqueID is "<clusterUUID>.<cliqueId>", empty without multi-node NVLink.
+	CliqueID string
+	GPUs     []GPU
+}
+
+// GPU is one full GPU.
+type GPU struct {
+	UUID  string
+	Index int
+	Minor int
+	// PCIBusID is the normalized bus ID ("0000:1b:00.0"), empty when unknown.
+	PCIBusID string
+	// PCIeRoot is the standard pcieRoot attribute value ("pci0000:00"),
+	// empty when sysfs could not resolve it.
+	PCIeRoot string
+	// NUMANode is nil when NVML does not know it.
+	NUMANode          *int
+	MemoryBytes       uint64
+	ProductName       string
+	Brand             string
+	Architecture      string
+	ComputeCapability string // "9.0"
+	AddressingMode    string // "HMM", "ATS", empty when not known
+	MigEnabled        bool
+	// MigProfiles are the profiles the GPU supports, for partitionable MIG.
+	MigProfiles []MigProfile
+	// MigDevices are the MIG devices that exist now (static MIG).
+	MigDevices []MigDevice
+}
+
+// MigCapacities are the engines and memory of a MIG profile.
+type MigCapacities struct {
+	Multiprocessors int
+	CopyEngines     int
+	Decoders        int
+	Encoders        int
+	JpegEngines     int
+	OfaEngines      int
+	MemoryBytes     uint64
+}
+
+// MigProfile is a GPU instance profile (with its full-size compute instance).
+type MigProfile struct {
+	// Name as nvidia-smi prints it: "1g.5gb", "1g.10gb+me".
+	Name string
+	// GIProfileID is the NVML GPU instance profile ID (nvidia-smi's "ID").
+	GIProfileID int
+	// Selector is the NVML profile enum passed to GetGpuInstanceProfileInfo.
+	Selector int
+	// CIProfileSelector is the compute instance profile enum for a CI that
+	// spans the whole GPU instance.
+	CIProfileSelector int
+	// Placements are the possible start/size pairs, in memory slices.
+	Placements []MigPlacement
+	Capacities MigCapacities
+}
+
+// MigPlacement is a start slice and size in memory slices.
+type MigPlacement struct {
+	Start int
+	Size  int
+}
+
+// MigDevice is an existing MIG device.
+type MigDevice struct {
+	UUID        string
+	Profile     string
+	GIProfileID int
+	GIID        int
+	CIID        int
+	Placement   MigPlacement
+	Capacities  MigCapacities
+}
+
+// MemorySlices is the number of memory slices the GPU's placements span (the
+// highest start+size of any placement), 0 without MIG profiles.
+func (g GPU) MemorySlices() int {
+	n := 0
+	for _, p := range g.MigProfiles {
+		for _, pl := range p.Placements {
+			n = max(n, pl.Start+pl.Size)
+		}
+	}
+	return n
+}

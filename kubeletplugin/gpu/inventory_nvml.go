@@ -1,0 +1,79 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/dynamic-resource-allocation/deviceattribute"
+	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+)
+
+// DiscoverInventory reads the node through NVML. The clique is required to be
+// consistent across GPUs (an error otherwise); pcieRoot resolves the standard
+// pcieRoot attribute from sysfs under hostRoot, and is left empty where it
+// cannot be resolved.
+func DiscoverInventory(ctx context.Context, lib nvml.Interface, hostRoot string) (Inventory, error) {
+	node, err := nvml.Discover(ctx, lib)
+	if err != nil {
+		return Inventory{}, fmt.Errorf("discover GPUs: %w", err)
+	}
+	clique, err := node.CliqueID()
+	if err != nil {
+		return Inventory{}, fmt.Errorf("discover clique: %w", err)
+	}
+	logger := klog.FromContext(ctx)
+	inv := inventoryFromNode(node, clique, func(busID string) string {
+		attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID, deviceattribute.WithFSFromRoot(hostRoot))
+		if err != nil || attr.Value.StringValue == nil {
+			logger.V(4).Info("PCIe root not resolvable", "pciBusID", busID, "err", err)
+			return ""
+		}
+		return *attr.Value.StringValue
+	})
+	return inv, nil
+}
+
+func inventoryFromNode(node *nvml.NodeInfo, clique string, pcieRoot func(string) string) Inventory {
+	inv := Inventory{DriverVersion: node.DriverVersion, CUDADriverVersion: node.CUDADriverVersion, CliqueID: clique}
+	for _, g := range node.GPUs {
+		gpu := GPU{
+			UUID: g.UUID, Index: g.Index, Minor: g.Minor, PCIBusID: g.PCIBusID, NUMANode: g.NUMANode,
+			MemoryBytes: g.MemoryBytes, ProductName: g.ProductName, Brand: g.Brand, Architecture: g.Architecture,
+			ComputeCapability: g.CUDAComputeCapability, AddressingMode: g.AddressingMode, MigEnabled: g.MIGEnabled,
+		}
+		if g.PCIBusID != "" && pcieRoot != nil {
+			gpu.PCIeRoot = pcieRoot(g.PCIBusID)
+		}
+		for _, p := range g.MIGProfiles {
+			mp := MigProfile{
+				Name: p.Name, GIProfileID: int(p.Info.Id), Selector: p.GIProfile, CIProfileSelector: p.CIProfile,
+				Capacities: MigCapacities{
+					Multiprocessors: int(p.Info.MultiprocessorCount), CopyEngines: int(p.Info.CopyEngineCount),
+					Decoders: int(p.Info.DecoderCount), Encoders: int(p.Info.EncoderCount),
+					JpegEngines: int(p.Info.JpegCount), OfaEngines: int(p.Info.OfaCount),
+					MemoryBytes: p.Info.MemorySizeMB * 1024 * 1024,
+				},
+			}
+			for _, pl := range p.Placements {
+				mp.Placements = append(mp.Placements, MigPlacement{Start: int(pl.Start), Size: int(pl.Size)})
+			}
+			gpu.MigProfiles = append(gpu.MigProfiles, mp)
+		}
+		for _, m := range g.MIGDevices {
+			gpu.MigDevices = append(gpu.MigDevices, MigDevice{
+				UUID: m.UUID, Profile: m.Profile, GIProfileID: int(m.GIProfileID), GIID: int(m.GIID), CIID: int(m.CIID),
+				Placement: MigPlacement{Start: int(m.Placement.Start), Size: int(m.Placement.Size)},
+				Capacities: MigCapacities{
+					Multiprocessors: int(m.Attributes.MultiprocessorCount), CopyEngines: int(m.Attributes.SharedCopyEngineCount),
+					Decoders: int(m.Attributes.SharedDecoderCount), Encoders: int(m.Attributes.SharedEncoderCount),
+					JpegEngines: int(m.Attributes.SharedJpegCount), OfaEngines: int(m.Attributes.SharedOfaCount),
+					MemoryBytes: m.MemoryBytes(),
+				},
+			})
+		}
+		inv.GPUs = append(inv.GPUs, gpu)
+	}
+	return inv
+}

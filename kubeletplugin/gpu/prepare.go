@@ -1,0 +1,340 @@
+package gpu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+)
+
+const (
+	deviceTypeGpu = apiv1beta1.DeviceTypeGpu
+	deviceTypeMig = apiv1beta1.DeviceTypeMig
+)
+
+// deviceData is what the checkpoint keeps per prepared device to undo it.
+type deviceData struct {
+	Type       string `json:"type"`
+	UUID       string `json:"uuid,omitempty"`
+	ParentUUID string `json:"parentUUID"`
+	// GIID and CIID name the MIG instance (static or created).
+	GIID int `json:"gi,omitempty"`
+	CIID int `json:"ci,omitempty"`
+	// CreatedMig is set when prepare created the instance (partitionable
+	// mode) and unprepare must destroy it.
+	CreatedMig bool `json:"createdMig,omitempty"`
+	// TimeSliceSet and ExclusiveProcess are set when prepare changed the GPU's
+	// time slice or compute mode and unprepare must reset them.
+	TimeSliceSet     bool `json:"timeSliceSet,omitempty"`
+	ExclusiveProcess bool `json:"exclusiveProcess,omitempty"`
+}
+
+// preparedDevice is a device being prepared.
+type preparedDevice struct {
+	Name        string
+	Requests    []string
+	ParentMinor int
+	Data        deviceData
+	SharingEnv  []string
+	config      apiv1beta1.DeviceConfig
+	partition   *partitionRef
+}
+
+type partitionRef struct {
+	profile   MigProfile
+	placement MigPlacement
+}
+
+// errCrash is what a crash hook panics with in tests.
+var errCrash = errors.New("simulated crash")
+
+// PrepareResourceClaims implements kubeletplugin.DRAPlugin.
+func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
+	for _, claim := range claims {
+		start := d.clock.Now()
+		devices, err := d.prepareClaim(ctx, claim)
+		d.metrics.observePrepare(d.clock.Since(start), err)
+		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
+	}
+	d.metrics.setDeviceStates(d.deviceStates())
+	return out, nil
+}
+
+func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
+	uid := string(claim.UID)
+	if prev, ok := d.state.Claims[uid]; ok {
+		if prev.Status == checkpoint.PrepareCompleted {
+			logger.V(2).Info("Claim already prepared, returning the stored result")
+			return d.resultFromState(prev), nil
+		}
+		// A crash interrupted an earlier prepare: undo what it may have done,
+		// then prepare from scratch.
+		logger.Info("Rolling back an interrupted prepare", "devices", len(prev.Devices))
+		if err := d.undoClaim(ctx, uid, prev); err != nil {
+			return nil, &prepareError{reason: reasonRollback, err: fmt.Errorf("roll back interrupted prepare of claim %s: %w", uid, err)}
+		}
+	}
+	if claim.Status.Allocation == nil {
+		return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("claim %s is not allocated", uid)}
+	}
+	devices, err := d.planDevices(claim)
+	if err != nil {
+		return nil, err
+	}
+	// Record the intent before any side effect.
+	state := checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted}
+	for _, p := range devices {
+		state.Devices = append(state.Devices, checkpointDevice(d.poolName(), p, nil))
+	}
+	if err := d.saveClaim(uid, state); err != nil {
+		return nil, &prepareError{reason: reasonCheckpoint, err: err}
+	}
+	d.crashPoint("prepare-started")
+
+	if err := d.applyDevices(ctx, uid, &state, devices); err != nil {
+		logger.Error(err, "Prepare failed, rolling back")
+		if rbErr := d.undoClaim(ctx, uid, state); rbErr != nil {
+			logger.Error(rbErr, "Rollback failed; the claim stays recorded as started and is retried")
+		}
+		return nil, err
+	}
+	d.crashPoint("devices-applied")
+
+	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(d.hostDevices)}
+	for _, p := range devices {
+		dev, err := deviceEdits(d.hostDevices, p)
+		if err != nil {
+			_ = d.undoClaim(ctx, uid, state)
+			return nil, &prepareError{reason: reasonCDI, err: err}
+		}
+		spec.Devices = append(spec.Devices, dev)
+	}
+	ids, err := d.cdi.Write(spec)
+	if err != nil {
+		_ = d.undoClaim(ctx, uid, state)
+		return nil, &prepareError{reason: reasonCDI, err: err}
+	}
+	d.crashPoint("cdi-written")
+
+	state.Status = checkpoint.PrepareCompleted
+	state.Devices = nil
+	for _, p := range devices {
+		state.Devices = append(state.Devices, checkpointDevice(d.poolName(), p, []string{ids[p.Name]}))
+	}
+	if err := d.saveClaim(uid, state); err != nil {
+		_ = d.undoClaim(ctx, uid, state)
+		return nil, &prepareError{reason: reasonCheckpoint, err: err}
+	}
+	logger.V(2).Info("Prepared claim", "devices", len(devices))
+	return d.resultFromState(state), nil
+}
+
+func checkpointDevice(pool string, p preparedDevice, cdiIDs []string) checkpoint.PreparedDevice {
+	data, _ := json.Marshal(p.Data)
+	return checkpoint.PreparedDevice{Requests: p.Requests, Pool: pool, Device: p.Name, CDIDeviceIDs: cdiIDs, Data: data}
+}
+
+func (d *Driver) resultFromState(cs checkpoint.ClaimState) []kubeletplugin.Device {
+	out := make([]kubeletplugin.Device, 0, len(cs.Devices))
+	for _, dev := range cs.Devices {
+		out = append(out, kubeletplugin.Device{
+			Requests:     slices.Clone(dev.Requests),
+			PoolName:     dev.Pool,
+			DeviceName:   dev.Device,
+			CDIDeviceIDs: slices.Clone(dev.CDIDeviceIDs),
+		})
+	}
+	return out
+}
+
+// planDevices checks the claim's allocation against the node and the
+// checkpoint and resolves every device's config, before anything changes.
+func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice, error) {
+	alloc := claim.Status.Allocation.Devices
+	var devices []preparedDevice
+	index := map[string]int{}
+	for _, r := range alloc.Results {
+		if r.Driver != d.cfg.DriverName {
+			continue
+		}
+		if r.Pool != d.poolName() {
+			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s is in pool %q, this node's pool is %q", r.Device, r.Pool, d.poolName())}
+		}
+		if i, dup := index[r.Device]; dup {
+			// The same device for two requests of one claim (admin access):
+			// one device, both requests.
+			devices[i].Requests = append(devices[i].Requests, r.Request)
+			continue
+		}
+		if owner, taken := d.state.DeviceOwner(r.Pool, r.Device, string(claim.UID)); taken {
+			return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s is already prepared for claim %s", r.Device, owner)}
+		}
+		p, err := d.planDevice(r.Device)
+		if err != nil {
+			return nil, &prepareError{reason: reasonInvalid, err: err}
+		}
+		if p.partition != nil {
+			// Two partitions of one GPU whose memory slices overlap cannot
+			// both exist.
+			if other, ok := d.overlappingPartition(p, string(claim.UID), devices); ok {
+				return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s overlaps %s, which is prepared", r.Device, other)}
+			}
+		}
+		p.Requests = []string{r.Request}
+		cfg, err := resolveConfig(d.cfg.DriverName, alloc.Config, r, p.Data.Type)
+		if err != nil {
+			return nil, &prepareError{reason: reasonConfig, err: err}
+		}
+		p.config = cfg
+		index[r.Device] = len(devices)
+		devices = append(devices, p)
+	}
+	if err := d.planSharing(devices); err != nil {
+		return nil, &prepareError{reason: reasonConfig, err: err}
+	}
+	return devices, nil
+}
+
+// planDevice maps a published device name to what prepare must do.
+func (d *Driver) planDevice(name string) (preparedDevice, error) {
+	for _, g := range d.inventory.GPUs {
+		partitionable := d.cfg.PartitionableMIG && isPartitionable(g)
+		if gpuDeviceName(g.Minor) == name && (!g.MigEnabled || partitionable) {
+			return preparedDevice{Name: name, ParentMinor: g.Minor, Data: deviceData{Type: deviceTypeGpu, UUID: g.UUID, ParentUUID: g.UUID}}, nil
+		}
+		if partitionable {
+			continue
+		}
+		for _, m := range g.MigDevices {
+			if migDeviceName(g.Minor, m.Profile, m.GIProfileID, m.Placement.Start) == name {
+				return preparedDevice{Name: name, ParentMinor: g.Minor, Data: deviceData{Type: deviceTypeMig, UUID: m.UUID, ParentUUID: g.UUID, GIID: m.GIID, CIID: m.CIID}}, nil
+			}
+		}
+	}
+	if d.cfg.PartitionableMIG {
+		if g, p, pl, ok := findPartition(d.inventory, name); ok {
+			return preparedDevice{
+				Name: name, ParentMinor: g.Minor,
+				Data:      deviceData{Type: deviceTypeMig, ParentUUID: g.UUID, CreatedMig: true},
+				partition: &partitionRef{profile: p, placement: pl},
+			}, nil
+		}
+	}
+	return preparedDevice{}, fmt.Errorf("device %s is not published by this node", name)
+}
+
+// overlappingPartition reports a prepared device on the same GPU whose memory
+// slices intersect p's (the full GPU intersects everything).
+func (d *Driver) overlappingPartition(p preparedDevice, claimUID string, pending []preparedDevice) (string, bool) {
+	span := func(name string) (string, int, int, bool) {
+		for _, g := range d.inventory.GPUs {
+			if gpuDeviceName(g.Minor) == name {
+				return g.UUID, 0, g.MemorySlices(), true
+			}
+		}
+		if g, _, pl, ok := findPartition(d.inventory, name); ok {
+			return g.UUID, pl.Start, pl.Start + pl.Size, true
+		}
+		return "", 0, 0, false
+	}
+	pu, ps, pe, _ := span(p.Name)
+	overlaps := func(name string) bool {
+		u, s, e, ok := span(name)
+		return ok && u == pu && s < pe && ps < e
+	}
+	for uid, cs := range d.state.Claims {
+		if uid == claimUID {
+			continue
+		}
+		for _, dev := range cs.Devices {
+			if overlaps(dev.Device) {
+				return dev.Device, true
+			}
+		}
+	}
+	for _, other := range pending {
+		if overlaps(other.Name) {
+			return other.Name, true
+		}
+	}
+	return "", false
+}
+
+// applyDevices creates MIG instances and applies sharing, saving the
+// checkpoint after every step that needs undoing.
+func (d *Driver) applyDevices(ctx context.Context, uid string, state *checkpoint.ClaimState, devices []preparedDevice) error {
+	for i := range devices {
+		p := &devices[i]
+		if p.partition != nil {
+			parent, err := d.deviceByUUID(p.Data.ParentUUID)
+			if err != nil {
+				return &prepareError{reason: reasonNVML, err: err}
+			}
+			inst, err := createMigInstance(d.nvml, parent, p.partition.profile, p.partition.placement)
+			if err != nil {
+				return &prepareError{reason: reasonNVML, err: fmt.Errorf("device %s: %w", p.Name, err)}
+			}
+			p.Data.GIID, p.Data.CIID, p.Data.UUID = inst.GIID, inst.CIID, inst.UUID
+			state.Devices[i] = checkpointDevice(d.poolName(), *p, nil)
+			if err := d.saveClaim(uid, *state); err != nil {
+				return &prepareError{reason: reasonCheckpoint, err: err}
+			}
+			d.crashPoint("mig-created")
+		}
+	}
+	if err := d.applySharing(ctx, devices); err != nil {
+		return &prepareError{reason: reasonSharing, err: err}
+	}
+	for i := range devices {
+		state.Devices[i] = checkpointDevice(d.poolName(), devices[i], nil)
+	}
+	if err := d.saveClaim(uid, *state); err != nil {
+		return &prepareError{reason: reasonCheckpoint, err: err}
+	}
+	return nil
+}
+
+// saveClaim stores one claim's state; the in-memory state changes only when
+// the file was written.
+func (d *Driver) saveClaim(uid string, cs checkpoint.ClaimState) error {
+	next := d.state.Clone()
+	next.Claims[uid] = cs
+	if err := d.store.Save(next); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	d.state = next
+	return nil
+}
+
+func (d *Driver) deleteClaim(uid string) error {
+	if _, ok := d.state.Claims[uid]; !ok {
+		return nil
+	}
+	next := d.state.Clone()
+	delete(next.Claims, uid)
+	if err := d.store.Save(next); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	d.state = next
+	return nil
+}
+
+func (d *Driver) crashPoint(name string) {
+	if d.crash != nil && d.crash(name) {
+		panic(errCrash)
+	}
+}

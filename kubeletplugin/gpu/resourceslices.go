@@ -1,0 +1,93 @@
+package gpu
+
+import (
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+)
+
+// PublishOptions select what the pool contains.
+type PublishOptions struct {
+	// PoolName is the node's pool (the node name).
+	PoolName string
+	// PartitionableMIG publishes MIG-enabled GPUs as shared counters plus
+	// every profile/placement instead of their current MIG devices.
+	PartitionableMIG bool
+	// Taints per device name (health).
+	Taints map[string][]resourceapi.DeviceTaint
+}
+
+// poolDevices lists the node's devices and shared counter sets.
+func poolDevices(inv Inventory, opts PublishOptions) ([]resourceapi.Device, []resourceapi.CounterSet) {
+	var devices []resourceapi.Device
+	var counters []resourceapi.CounterSet
+	for _, g := range inv.GPUs {
+		switch {
+		case opts.PartitionableMIG && isPartitionable(g):
+			counters = append(counters, counterSet(g))
+			devices = append(devices, partitionDevices(inv, g)...)
+		case g.MigEnabled:
+			// A MIG-enabled GPU publishes its MIG devices, not itself.
+			for _, m := range g.MigDevices {
+				devices = append(devices, migDevice(inv, g, m.Profile, m.GIProfileID, m.Placement, m.Capacities, m.UUID))
+			}
+		default:
+			devices = append(devices, gpuDevice(inv, g))
+		}
+	}
+	for i := range devices {
+		if t := opts.Taints[devices[i].Name]; len(t) > 0 {
+			devices[i].Taints = t
+		}
+	}
+	return devices, counters
+}
+
+// usesAdvancedFeatures is true for a device that lowers the per-slice limit to
+// ResourceSliceMaxDevicesWithAdvancedFeatures.
+func usesAdvancedFeatures(d resourceapi.Device) bool {
+	return len(d.Taints) > 0 || len(d.ConsumesCounters) > 0
+}
+
+// splitDevices cuts devices into slices that respect the per-slice limits: 128
+// devices, or 64 once any device in the slice has taints or consumes counters.
+func splitDevices(devices []resourceapi.Device) [][]resourceapi.Device {
+	var out [][]resourceapi.Device
+	var cur []resourceapi.Device
+	advanced := false
+	for _, d := range devices {
+		limit := resourceapi.ResourceSliceMaxDevices
+		if advanced || usesAdvancedFeatures(d) {
+			limit = resourceapi.ResourceSliceMaxDevicesWithAdvancedFeatures
+		}
+		if len(cur) >= limit {
+			out = append(out, cur)
+			cur, advanced = nil, false
+		}
+		cur = append(cur, d)
+		advanced = advanced || usesAdvancedFeatures(d)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// BuildResources is the complete pool this node publishes: counter sets in
+// their own slices (at most 8 per slice; a slice has either counters or
+// devices), then device slices. A node without devices still publishes one
+// empty slice so the pool shows the driver is running.
+func BuildResources(inv Inventory, opts PublishOptions) resourceslice.DriverResources {
+	devices, counters := poolDevices(inv, opts)
+	var slices []resourceslice.Slice
+	for start := 0; start < len(counters); start += resourceapi.ResourceSliceMaxCounterSets {
+		end := min(start+resourceapi.ResourceSliceMaxCounterSets, len(counters))
+		slices = append(slices, resourceslice.Slice{SharedCounters: counters[start:end]})
+	}
+	for _, chunk := range splitDevices(devices) {
+		slices = append(slices, resourceslice.Slice{Devices: chunk})
+	}
+	if len(slices) == 0 {
+		slices = []resourceslice.Slice{{}}
+	}
+	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{opts.PoolName: {Slices: slices}}}
+}

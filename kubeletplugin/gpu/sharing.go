@@ -1,0 +1,160 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/klog/v2"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+)
+
+// sharingOf returns the device's strategy, time slice (full GPUs only) and MPS
+// settings from its resolved config.
+func sharingOf(cfg apiv1beta1.DeviceConfig) (apiv1beta1.SharingStrategy, *apiv1beta1.TimeSlicingConfig, *apiv1beta1.MpsConfig) {
+	switch c := cfg.(type) {
+	case *apiv1beta1.GpuConfig:
+		if c.Sharing != nil {
+			return c.Sharing.Strategy, c.Sharing.TimeSlicingConfig, c.Sharing.MpsConfig
+		}
+	case *apiv1beta1.MigDeviceConfig:
+		if c.Sharing != nil {
+			return c.Sharing.Strategy, nil, c.Sharing.MpsConfig
+		}
+	}
+	return "", nil, nil
+}
+
+// claimUUIDs lists the claim's device UUIDs in allocation order; a partition
+// not created yet gets a placeholder (per-device MPS limits for it can only be
+// keyed by index).
+func claimUUIDs(devices []preparedDevice) []string {
+	uuids := make([]string, len(devices))
+	for i, p := range devices {
+		uuids[i] = p.Data.UUID
+		if uuids[i] == "" {
+			uuids[i] = fmt.Sprintf("%spending-%d", apiv1beta1.MigUUIDPrefix, i)
+		}
+	}
+	return uuids
+}
+
+// planSharing checks the MPS per-device limits against the claim's devices
+// before anything changes.
+func (d *Driver) planSharing(devices []preparedDevice) error {
+	uuids := claimUUIDs(devices)
+	for _, p := range devices {
+		strategy, _, mps := sharingOf(p.config)
+		if strategy != apiv1beta1.MpsStrategy {
+			continue
+		}
+		if _, err := mps.PinnedMemoryLimits(uuids); err != nil {
+			return fmt.Errorf("device %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// mpsEnv is the environment a CUDA client of an MPS-shared device reads.
+func mpsEnv(mps *apiv1beta1.MpsConfig, uuids []string) ([]string, error) {
+	if mps == nil {
+		return nil, nil
+	}
+	var env []string
+	if mps.DefaultActiveThreadPercentage != nil {
+		env = append(env, fmt.Sprintf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d", *mps.DefaultActiveThreadPercentage))
+	}
+	limits, err := mps.PinnedMemoryLimits(uuids)
+	if err != nil {
+		return nil, err
+	}
+	var parts []string
+	for _, uuid := range uuids {
+		if q, ok := limits[uuid]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%dM", uuid, q.Value()/(1024*1024)))
+		}
+	}
+	if len(parts) > 0 {
+		env = append(env, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="+strings.Join(parts, ","))
+	}
+	return env, nil
+}
+
+// applySharing sets the time slice (TimeSlicing on a full GPU) or the
+// exclusive-process compute mode (MPS on a full GPU) through NVML and the MPS
+// client limits through CDI environment variables. It records every NVML
+// change in the device's data so unprepare can reset it.
+func (d *Driver) applySharing(ctx context.Context, devices []preparedDevice) error {
+	logger := klog.FromContext(ctx)
+	uuids := claimUUIDs(devices)
+	for i := range devices {
+		p := &devices[i]
+		strategy, ts, mps := sharingOf(p.config)
+		switch strategy {
+		case apiv1beta1.TimeSlicingStrategy:
+			if p.Data.Type != deviceTypeGpu {
+				continue // MIG devices have no time slice of their own
+			}
+			interval := apiv1beta1.DefaultTimeSlice
+			if ts != nil && ts.Interval != nil {
+				interval = *ts.Interval
+			}
+			n, err := interval.Int()
+			if err != nil {
+				return fmt.Errorf("device %s: %w", p.Name, err)
+			}
+			dev, err := d.deviceByUUID(p.Data.UUID)
+			if err != nil {
+				return err
+			}
+			if err := nvmlErr(d.nvml, fmt.Sprintf("device %s: set time slice %s", p.Name, interval), dev.SetTimeSlice(nvml.TimeSlice(n))); err != nil {
+				return err
+			}
+			p.Data.TimeSliceSet = true
+			logger.V(2).Info("Set time slice", "device", p.Name, "interval", interval)
+		case apiv1beta1.MpsStrategy:
+			if p.Data.Type == deviceTypeGpu {
+				dev, err := d.deviceByUUID(p.Data.UUID)
+				if err != nil {
+					return err
+				}
+				if err := nvmlErr(d.nvml, fmt.Sprintf("device %s: set compute mode exclusive-process", p.Name), dev.SetComputeMode(nvml.COMPUTEMODE_EXCLUSIVE_PROCESS)); err != nil {
+					return err
+				}
+				p.Data.ExclusiveProcess = true
+			}
+			env, err := mpsEnv(mps, uuids)
+			if err != nil {
+				return fmt.Errorf("device %s: %w", p.Name, err)
+			}
+			p.SharingEnv = slices.Concat(p.SharingEnv, env)
+			logger.V(2).Info("Configured MPS sharing", "device", p.Name)
+		}
+	}
+	return nil
+}
+
+// undoSharing resets what applySharing changed on a device.
+func (d *Driver) undoSharing(data deviceData) error {
+	if !data.TimeSliceSet && !data.ExclusiveProcess {
+		return nil
+	}
+	dev, err := d.deviceByUUID(data.UUID)
+	if err != nil {
+		return err
+	}
+	if data.TimeSliceSet {
+		if err := nvmlErr(d.nvml, "reset time slice", dev.SetTimeSlice(nvml.TimeSliceDefault)); err != nil {
+			return err
+		}
+	}
+	if data.ExclusiveProcess {
+		if err := nvmlErr(d.nvml, "reset compute mode", dev.SetComputeMode(nvml.COMPUTEMODE_DEFAULT)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

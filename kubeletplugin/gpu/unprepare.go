@@ -1,0 +1,88 @@
+package gpu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+)
+
+// UnprepareResourceClaims implements kubeletplugin.DRAPlugin. A claim that is
+// not prepared is not an error (the kubelet may repeat the call).
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]error, len(claims))
+	for _, c := range claims {
+		start := d.clock.Now()
+		err := d.unprepareClaim(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("claim", c.NamespacedName, "claimUID", c.UID)), string(c.UID))
+		d.metrics.observeUnprepare(d.clock.Since(start), err)
+		out[c.UID] = err
+	}
+	d.metrics.setDeviceStates(d.deviceStates())
+	return out, nil
+}
+
+func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
+	cs, ok := d.state.Claims[uid]
+	if !ok {
+		// Nothing recorded; a spec may still exist if a crash hit between
+		// writing it and recording the claim.
+		if err := d.cdi.Delete(uid); err != nil {
+			return &prepareError{reason: reasonCDI, err: err}
+		}
+		return nil
+	}
+	if err := d.undoClaim(ctx, uid, cs); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).V(2).Info("Unprepared claim", "devices", len(cs.Devices))
+	return nil
+}
+
+// undoClaim reverts every side effect recorded for the claim (sharing
+// settings, created MIG instances, CDI spec) and then forgets it. On error the
+// claim stays recorded, so a retry does the rest.
+func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimState) error {
+	logger := klog.FromContext(ctx)
+	var errs []error
+	for _, dev := range cs.Devices {
+		var data deviceData
+		if len(dev.Data) > 0 {
+			if err := json.Unmarshal(dev.Data, &data); err != nil {
+				errs = append(errs, fmt.Errorf("device %s: stored data: %w", dev.Device, err))
+				continue
+			}
+		}
+		if err := d.undoSharing(data); err != nil {
+			errs = append(errs, fmt.Errorf("device %s: %w", dev.Device, err))
+		}
+		if data.CreatedMig && data.UUID != "" {
+			parent, err := d.deviceByUUID(data.ParentUUID)
+			if err == nil {
+				err = destroyMigInstance(d.nvml, parent, migInstance{GIID: data.GIID, CIID: data.CIID})
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("device %s: %w", dev.Device, err))
+				continue
+			}
+			logger.V(2).Info("Destroyed MIG instance", "device", dev.Device, "gi", data.GIID, "ci", data.CIID)
+		}
+	}
+	if err := d.cdi.Delete(uid); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return &prepareError{reason: reasonNVML, err: errors.Join(errs...)}
+	}
+	if err := d.deleteClaim(uid); err != nil {
+		return &prepareError{reason: reasonCheckpoint, err: err}
+	}
+	return nil
+}
