@@ -1,0 +1,76 @@
+// Package cdtesting holds test builders for the ComputeDomain controller's objects that have no builder
+// in internal/testing yet. It is imported by tests only.
+package cdtesting
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// MemberWrapper builds a ComputeDomainMember.
+type MemberWrapper struct{ v1beta1.ComputeDomainMember }
+
+// MakeMember starts the member record of node in the domain cd, named and labelled as a daemon names and
+// labels it, in the operator namespace ns.
+func MakeMember(cd *v1beta1.ComputeDomain, node, ns string) *MemberWrapper {
+	return &MemberWrapper{v1beta1.ComputeDomainMember{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "ComputeDomainMember"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      v1beta1.ComputeDomainMemberName(node, cd.UID),
+			Namespace: ns,
+			Labels:    map[string]string{v1beta1.ComputeDomainLabelKey: string(cd.UID)},
+		},
+		Spec: v1beta1.ComputeDomainMemberSpec{
+			DomainUID:       string(cd.UID),
+			DomainNamespace: cd.Namespace,
+			DomainName:      cd.Name,
+			NodeName:        node,
+		},
+	}}
+}
+
+// Obj returns the built member.
+func (w *MemberWrapper) Obj() *v1beta1.ComputeDomainMember { return &w.ComputeDomainMember }
+
+// IP sets spec.ipAddress.
+func (w *MemberWrapper) IP(ip string) *MemberWrapper {
+	w.Spec.IPAddress = ip
+	return w
+}
+
+// Clique sets spec.cliqueID.
+func (w *MemberWrapper) Clique(clique string) *MemberWrapper {
+	w.Spec.CliqueID = clique
+	return w
+}
+
+// Created sets metadata.creationTimestamp.
+func (w *MemberWrapper) Created(t metav1.Time) *MemberWrapper {
+	w.CreationTimestamp = t
+	return w
+}
+
+// UID sets metadata.uid.
+func (w *MemberWrapper) UID(uid types.UID) *MemberWrapper {
+	w.ObjectMeta.UID = uid
+	return w
+}
+
+// Ready marks the daemon ready: status.ready and both conditions True.
+func (w *MemberWrapper) Ready() *MemberWrapper {
+	w.Status.Ready = true
+	w.Status.Conditions = []metav1.Condition{
+		{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "IMEX answers READY"},
+		{Type: v1beta1.ComputeDomainMemberConditionPeersConnected, Status: metav1.ConditionTrue, Reason: "Connected", Message: "all peers connected"},
+	}
+	return w
+}
+
+// NotReady marks the daemon not ready, with a condition of type condType False for reason and message.
+func (w *MemberWrapper) NotReady(condType, reason, message string) *MemberWrapper {
+	w.Status.Ready = false
+	w.Status.Conditions = []metav1.Condition{{Type: condType, Status: metav1.ConditionFalse, Reason: reason, Message: message}}
+	return w
+}

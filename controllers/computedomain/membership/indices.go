@@ -1,0 +1,45 @@
+package membership
+
+import "sort"
+
+// MaxNodesPerClique is the most nodes one IMEX ensemble holds on an NVL72 rack (18 compute trays).
+const MaxNodesPerClique = 18
+
+// AssignIndices gives each node of one clique an index that stays stable while the node stays: a node
+// keeps the index it had before (previous), and nodes without one take the lowest free index, in name
+// order. With limit > 0 at most limit nodes get an index (0..limit-1); the rest are returned as overflow,
+// sorted, and join when an index frees up. A previous index outside the range, or one that two nodes
+// claim, is ignored (the first node by name keeps it).
+func AssignIndices(nodes []string, previous map[string]int32, limit int) (map[string]int32, []string) {
+	sorted := append([]string(nil), nodes...)
+	sort.Strings(sorted)
+
+	assigned := make(map[string]int32, len(sorted))
+	taken := map[int32]bool{}
+	for _, n := range sorted {
+		idx, ok := previous[n]
+		if !ok || idx < 0 || (limit > 0 && int(idx) >= limit) || taken[idx] {
+			continue
+		}
+		assigned[n] = idx
+		taken[idx] = true
+	}
+
+	var overflow []string
+	next := int32(0)
+	for _, n := range sorted {
+		if _, ok := assigned[n]; ok {
+			continue
+		}
+		for taken[next] {
+			next++
+		}
+		if limit > 0 && int(next) >= limit {
+			overflow = append(overflow, n)
+			continue
+		}
+		assigned[n] = next
+		taken[next] = true
+	}
+	return assigned, overflow
+}

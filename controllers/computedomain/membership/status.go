@@ -1,0 +1,389 @@
+package membership
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// maxNamed is how many nodes a condition message names before it summarizes the rest.
+const maxNamed = 10
+
+// Blocker is a reason the domain cannot become Ready that lies outside its membership, such as a claim
+// template name that belongs to another object.
+type Blocker struct {
+	Reason  string
+	Message string
+}
+
+// Input is everything the status of one domain is computed from.
+type Input struct {
+	// Domain is the domain as last read; its status is the previous status.
+	Domain *v1beta1.ComputeDomain
+	// Members are the domain's member records.
+	Members []v1beta1.ComputeDomainMember
+	// Channels is the domain's IMEX channel per clique, as the allocator holds them.
+	Channels map[string]int32
+	// ChannelErrors is the allocation error per clique that got no channel.
+	ChannelErrors map[string]error
+	// Blocker, when set, keeps the domain not Ready.
+	Blocker *Blocker
+	// Now is the time of this computation.
+	Now metav1.Time
+	// MaxNodesPerClique caps each clique's ensemble; 0 means MaxNodesPerClique.
+	MaxNodesPerClique int
+}
+
+// Cliques returns the distinct NVLink cliques of the members, sorted, leaving out the empty clique of
+// nodes without a multi-node fabric (they get no channel).
+func Cliques(members []v1beta1.ComputeDomainMember) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range members {
+		if c := m.Spec.CliqueID; c != "" && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Compute returns the domain's new status. It keeps what must stay stable (node indices, the time a node
+// became ready, the conditions' transition times) from the previous status.
+func Compute(in Input) v1beta1.ComputeDomainStatus {
+	cd := in.Domain
+	now := metav1.NewTime(in.Now.Rfc3339Copy().Time) // the precision the API keeps, so a re-read compares equal
+	limit := in.MaxNodesPerClique
+	if limit == 0 {
+		limit = MaxNodesPerClique
+	}
+	prevNodes := map[string]v1beta1.ComputeDomainNode{}
+	for _, n := range cd.Status.Nodes {
+		prevNodes[n.Name] = n
+	}
+
+	members := dedupeByNode(in.Members)
+	byClique := map[string][]v1beta1.ComputeDomainMember{}
+	for _, m := range members {
+		byClique[m.Spec.CliqueID] = append(byClique[m.Spec.CliqueID], m)
+	}
+
+	var (
+		nodes      []v1beta1.ComputeDomainNode
+		overflow   = map[string][]string{}
+		notReady   []v1beta1.ComputeDomainMember
+		lost       []v1beta1.ComputeDomainMember
+		readyCount int32
+		noFabric   []string
+	)
+	cliqueReady := map[string]int32{}
+	for clique, ms := range byClique {
+		names := make([]string, 0, len(ms))
+		previous := map[string]int32{}
+		for _, m := range ms {
+			names = append(names, m.Spec.NodeName)
+			if p, ok := prevNodes[m.Spec.NodeName]; ok && p.CliqueID == clique {
+				previous[m.Spec.NodeName] = p.Index
+			}
+		}
+		cliqueLimit := limit
+		if clique == "" {
+			cliqueLimit = 0
+		}
+		indices, over := AssignIndices(names, previous, cliqueLimit)
+		if len(over) > 0 {
+			overflow[clique] = over
+		}
+		for _, m := range ms {
+			idx, ok := indices[m.Spec.NodeName]
+			if !ok {
+				continue
+			}
+			node := v1beta1.ComputeDomainNode{
+				Name:      m.Spec.NodeName,
+				IPAddress: m.Spec.IPAddress,
+				CliqueID:  clique,
+				Index:     idx,
+				Status:    v1beta1.ComputeDomainStatusNotReady,
+			}
+			prev, hadPrev := prevNodes[m.Spec.NodeName]
+			if hadPrev && prev.CliqueID == clique {
+				node.LastReadyTime = prev.LastReadyTime
+			}
+			if m.Status.Ready {
+				node.Status = v1beta1.ComputeDomainStatusReady
+				if !hadPrev || prev.Status != v1beta1.ComputeDomainStatusReady || node.LastReadyTime == nil {
+					node.LastReadyTime = ptr.To(now)
+				}
+				readyCount++
+				cliqueReady[clique]++
+			} else {
+				notReady = append(notReady, m)
+				if node.LastReadyTime != nil {
+					lost = append(lost, m)
+				}
+			}
+			if clique == "" {
+				noFabric = append(noFabric, m.Spec.NodeName)
+			}
+			nodes = append(nodes, node)
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	sortMembers(notReady)
+	sortMembers(lost)
+	sort.Strings(noFabric)
+
+	cliqueIDs := map[string]bool{}
+	for c := range byClique {
+		cliqueIDs[c] = true
+	}
+	for c := range in.Channels {
+		cliqueIDs[c] = true
+	}
+	var cliques []v1beta1.ComputeDomainClique
+	var pending, exhausted []string
+	for c := range cliqueIDs {
+		entry := v1beta1.ComputeDomainClique{
+			CliqueID:   c,
+			ReadyNodes: cliqueReady[c],
+			TotalNodes: int32(len(byClique[c])),
+		}
+		if ch, ok := in.Channels[c]; ok && c != "" {
+			entry.Channel = ptr.To(ch)
+		} else if c != "" && len(byClique[c]) > 0 {
+			if in.ChannelErrors[c] != nil {
+				exhausted = append(exhausted, fmt.Sprintf("clique %s: %v", c, in.ChannelErrors[c]))
+			} else {
+				pending = append(pending, c)
+			}
+		}
+		cliques = append(cliques, entry)
+	}
+	sort.Slice(cliques, func(i, j int) bool { return cliques[i].CliqueID < cliques[j].CliqueID })
+	sort.Strings(pending)
+	sort.Strings(exhausted)
+
+	total := int32(len(members))
+	status := v1beta1.ComputeDomainStatus{
+		Nodes:              nodes,
+		Cliques:            cliques,
+		ReadyNodes:         readyCount,
+		TotalNodes:         max(total, cd.Spec.NumNodes),
+		Conditions:         append([]metav1.Condition(nil), cd.Status.Conditions...),
+		ObservedGeneration: cd.Generation,
+	}
+
+	setCondition(&status, cd.Generation, now, daemonsReady(total, readyCount, notReady))
+	setCondition(&status, cd.Generation, now, degraded(lost))
+	ready := readyCondition(readyInput{
+		cd:        cd,
+		blocker:   in.Blocker,
+		exhausted: exhausted,
+		overflow:  overflow,
+		limit:     limit,
+		total:     total,
+		ready:     readyCount,
+		notReady:  notReady,
+		lost:      len(lost),
+		pending:   pending,
+		noFabric:  noFabric,
+		cliques:   cliques,
+	})
+	setCondition(&status, cd.Generation, now, ready)
+	status.Status = v1beta1.ComputeDomainStatusNotReady
+	if ready.Status == metav1.ConditionTrue {
+		status.Status = v1beta1.ComputeDomainStatusReady
+	}
+	return status
+}
+
+func setCondition(s *v1beta1.ComputeDomainStatus, generation int64, now metav1.Time, c metav1.Condition) {
+	c.ObservedGeneration = generation
+	c.LastTransitionTime = now // used only when the condition's status changes
+	meta.SetStatusCondition(&s.Conditions, c)
+}
+
+func daemonsReady(total, ready int32, notReady []v1beta1.ComputeDomainMember) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.ComputeDomainConditionDaemonsReady}
+	switch {
+	case total == 0:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ComputeDomainReasonNoWorkload
+		c.Message = "no node runs a workload pod of this domain yet"
+	case len(notReady) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ComputeDomainReasonDaemonsNotReady
+		c.Message = fmt.Sprintf("%d of %d IMEX daemons ready; not ready: %s", ready, ready+int32(len(notReady)), causes(notReady))
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, v1beta1.ComputeDomainReasonAllNodesReady
+		c.Message = fmt.Sprintf("%d of %d IMEX daemons ready", ready, ready)
+	}
+	return c
+}
+
+func degraded(lost []v1beta1.ComputeDomainMember) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.ComputeDomainConditionDegraded}
+	if len(lost) == 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ComputeDomainReasonHealthy
+		c.Message = "no node that was ready has lost its IMEX daemon or its peers"
+		return c
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, v1beta1.ComputeDomainReasonPeersLost
+	for _, m := range lost {
+		if !conditionTrue(m, v1beta1.ComputeDomainMemberConditionIMEXReady) {
+			c.Reason = v1beta1.ComputeDomainReasonDaemonLost
+			break
+		}
+	}
+	c.Message = "nodes that were ready and are not: " + causes(lost)
+	return c
+}
+
+type readyInput struct {
+	cd        *v1beta1.ComputeDomain
+	blocker   *Blocker
+	exhausted []string
+	overflow  map[string][]string
+	limit     int
+	total     int32
+	ready     int32
+	notReady  []v1beta1.ComputeDomainMember
+	lost      int
+	pending   []string
+	noFabric  []string
+	cliques   []v1beta1.ComputeDomainClique
+}
+
+func readyCondition(in readyInput) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.ComputeDomainConditionReady, Status: metav1.ConditionFalse}
+	switch {
+	case in.blocker != nil:
+		c.Reason, c.Message = in.blocker.Reason, in.blocker.Message
+	case len(in.exhausted) > 0:
+		c.Reason = v1beta1.ComputeDomainReasonChannelsExhausted
+		c.Message = strings.Join(in.exhausted, "; ")
+	case len(in.overflow) > 0:
+		c.Reason = v1beta1.ComputeDomainReasonCliqueFull
+		var parts []string
+		for _, clique := range sortedKeys(in.overflow) {
+			parts = append(parts, fmt.Sprintf("clique %s holds %d nodes, the most one IMEX ensemble can have; not joined: %s",
+				clique, in.limit, names(in.overflow[clique])))
+		}
+		c.Message = strings.Join(parts, "; ")
+	case in.total == 0:
+		c.Reason = v1beta1.ComputeDomainReasonNoWorkload
+		c.Message = "waiting for the domain's workload: no node runs a workload pod of this domain yet"
+	case len(in.notReady) > 0:
+		c.Reason = v1beta1.ComputeDomainReasonDaemonsNotReady
+		c.Message = fmt.Sprintf("%d of %d nodes ready; waiting for the IMEX daemons of %s", in.ready, in.total, nodeNames(in.notReady))
+		if in.lost > 0 {
+			c.Message += " (see the Degraded condition)"
+		}
+	case in.ready < in.cd.Spec.NumNodes:
+		c.Reason = v1beta1.ComputeDomainReasonWaitingForNodes
+		c.Message = fmt.Sprintf("%d of %d nodes (spec.numNodes) ready", in.ready, in.cd.Spec.NumNodes)
+	case len(in.pending) > 0:
+		c.Reason = v1beta1.ComputeDomainReasonChannelPending
+		c.Message = "no IMEX channel allocated yet for clique " + strings.Join(in.pending, ", ")
+	case len(in.noFabric) == int(in.total):
+		c.Status, c.Reason = metav1.ConditionTrue, v1beta1.ComputeDomainReasonNoFabric
+		c.Message = fmt.Sprintf("nodes %s have no multi-node NVLink fabric; their workload claims get no IMEX channel", names(in.noFabric))
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, v1beta1.ComputeDomainReasonAllNodesReady
+		var parts []string
+		for _, cl := range in.cliques {
+			if cl.Channel != nil && cl.TotalNodes > 0 {
+				parts = append(parts, fmt.Sprintf("%s: channel %d, %d nodes", cl.CliqueID, *cl.Channel, cl.TotalNodes))
+			}
+		}
+		c.Message = fmt.Sprintf("%d nodes ready; one IMEX ensemble per clique: %s", in.ready, strings.Join(parts, "; "))
+		if len(in.noFabric) > 0 {
+			c.Message += fmt.Sprintf("; nodes without a multi-node NVLink fabric get no channel: %s", names(in.noFabric))
+		}
+	}
+	return c
+}
+
+// dedupeByNode keeps one record per node: the newest, should a node ever have two.
+func dedupeByNode(members []v1beta1.ComputeDomainMember) []v1beta1.ComputeDomainMember {
+	byNode := map[string]v1beta1.ComputeDomainMember{}
+	for _, m := range members {
+		if m.Spec.NodeName == "" {
+			continue
+		}
+		if old, ok := byNode[m.Spec.NodeName]; ok && !old.CreationTimestamp.Before(&m.CreationTimestamp) {
+			continue
+		}
+		byNode[m.Spec.NodeName] = m
+	}
+	out := make([]v1beta1.ComputeDomainMember, 0, len(byNode))
+	for _, m := range byNode {
+		out = append(out, m)
+	}
+	sortMembers(out)
+	return out
+}
+
+func sortMembers(ms []v1beta1.ComputeDomainMember) {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Spec.NodeName < ms[j].Spec.NodeName })
+}
+
+func conditionTrue(m v1beta1.ComputeDomainMember, condType string) bool {
+	return meta.IsStatusConditionTrue(m.Status.Conditions, condType)
+}
+
+// cause says why a member is not ready, from the first of its conditions that is not True.
+func cause(m v1beta1.ComputeDomainMember) string {
+	for _, t := range []string{v1beta1.ComputeDomainMemberConditionIMEXReady, v1beta1.ComputeDomainMemberConditionPeersConnected} {
+		c := meta.FindStatusCondition(m.Status.Conditions, t)
+		if c == nil || c.Status == metav1.ConditionTrue {
+			continue
+		}
+		return fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return "daemon has not reported ready"
+}
+
+// causes names each member (up to maxNamed) with its cause.
+func causes(ms []v1beta1.ComputeDomainMember) string {
+	var parts []string
+	for i, m := range ms {
+		if i == maxNamed {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ms)-maxNamed))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("node %s (%s)", m.Spec.NodeName, cause(m)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func nodeNames(ms []v1beta1.ComputeDomainMember) string {
+	ns := make([]string, len(ms))
+	for i, m := range ms {
+		ns[i] = m.Spec.NodeName
+	}
+	return names(ns)
+}
+
+// names joins up to maxNamed names and summarizes the rest.
+func names(ns []string) string {
+	if len(ns) <= maxNamed {
+		return strings.Join(ns, ", ")
+	}
+	return strings.Join(ns[:maxNamed], ", ") + fmt.Sprintf(" and %d more", len(ns)-maxNamed)
+}
+
+func sortedKeys(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,376 @@
+package membership
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+const (
+	opNS  = "nvidia-dra"
+	rackA = "cluster-1.0"
+	rackB = "cluster-1.1"
+)
+
+var (
+	t0      = metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	t1      = metav1.NewTime(t0.Add(time.Minute))
+	baseCD  = utiltesting.MakeComputeDomain("job", "team-a").UID("0f3c9a7e-0000").Generation(1)
+	readyIn = func(node, clique string) v1beta1.ComputeDomainMember {
+		return *cdtesting.MakeMember(baseCD.Obj(), node, opNS).Clique(clique).IP("10.0.0." + node[len(node)-1:]).Ready().Obj()
+	}
+)
+
+// cond is the part of a condition a case asserts: status/reason, and substrings its message must hold.
+type cond struct {
+	Status   metav1.ConditionStatus
+	Reason   string
+	Contains []string `json:"-"`
+}
+
+func TestCompute(t *testing.T) {
+	cases := map[string]struct {
+		domain       *v1beta1.ComputeDomain
+		members      []v1beta1.ComputeDomainMember
+		channels     map[string]int32
+		channelErrs  map[string]error
+		blocker      *Blocker
+		limit        int
+		wantStatus   v1beta1.ComputeDomainStatusValue
+		wantNodes    []v1beta1.ComputeDomainNode
+		wantCliques  []v1beta1.ComputeDomainClique
+		wantCounts   [2]int32
+		wantConds    map[string]cond
+		skipNodeDiff bool
+	}{
+		"a new domain with no members waits for its workload": {
+			domain:     baseCD.Clone().Obj(),
+			wantStatus: v1beta1.ComputeDomainStatusNotReady,
+			wantCounts: [2]int32{0, 0},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "NoWorkload"},
+				"DaemonsReady": {Status: "False", Reason: "NoWorkload"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"four ready daemons in one clique make the domain Ready with indices 0..3 and the clique's channel": {
+			domain:   baseCD.Clone().Obj(),
+			members:  []v1beta1.ComputeDomainMember{readyIn("n4", rackA), readyIn("n2", rackA), readyIn("n1", rackA), readyIn("n3", rackA)},
+			channels: map[string]int32{rackA: 3},
+			wantNodes: []v1beta1.ComputeDomainNode{
+				{Name: "n1", IPAddress: "10.0.0.1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t1},
+				{Name: "n2", IPAddress: "10.0.0.2", CliqueID: rackA, Index: 1, Status: "Ready", LastReadyTime: &t1},
+				{Name: "n3", IPAddress: "10.0.0.3", CliqueID: rackA, Index: 2, Status: "Ready", LastReadyTime: &t1},
+				{Name: "n4", IPAddress: "10.0.0.4", CliqueID: rackA, Index: 3, Status: "Ready", LastReadyTime: &t1},
+			},
+			wantCliques: []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](3), ReadyNodes: 4, TotalNodes: 4}},
+			wantStatus:  v1beta1.ComputeDomainStatusReady,
+			wantCounts:  [2]int32{4, 4},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "True", Reason: "AllNodesReady", Contains: []string{rackA + ": channel 3, 4 nodes"}},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a daemon still joining keeps the domain not Ready and is named, but the domain is not Degraded": {
+			domain: baseCD.Clone().Obj(),
+			members: []v1beta1.ComputeDomainMember{
+				readyIn("n1", rackA),
+				*cdtesting.MakeMember(baseCD.Obj(), "n2", opNS).Clique(rackA).NotReady("IMEXReady", "Starting", "waiting for peers file").Obj(),
+			},
+			channels:     map[string]int32{rackA: 1},
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 1, TotalNodes: 2}},
+			wantStatus:   v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:   [2]int32{1, 2},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "DaemonsNotReady", Contains: []string{"1 of 2", "n2"}},
+				"DaemonsReady": {Status: "False", Reason: "DaemonsNotReady", Contains: []string{"node n2 (IMEXReady=False Starting: waiting for peers file)"}},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a node whose IMEX process died after it was ready makes the domain Degraded, naming the node and the cause": {
+			domain: baseCD.Clone().
+				Node(v1beta1.ComputeDomainNode{Name: "n1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t0}).
+				Node(v1beta1.ComputeDomainNode{Name: "n2", CliqueID: rackA, Index: 1, Status: "Ready", LastReadyTime: &t0}).Obj(),
+			members: []v1beta1.ComputeDomainMember{
+				readyIn("n1", rackA),
+				*cdtesting.MakeMember(baseCD.Obj(), "n2", opNS).Clique(rackA).IP("10.0.0.2").NotReady("IMEXReady", "ProcessExited", "nvidia-imex exited with signal 9; restarting").Obj(),
+			},
+			channels: map[string]int32{rackA: 1},
+			wantNodes: []v1beta1.ComputeDomainNode{
+				{Name: "n1", IPAddress: "10.0.0.1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t0},
+				{Name: "n2", IPAddress: "10.0.0.2", CliqueID: rackA, Index: 1, Status: "NotReady", LastReadyTime: &t0},
+			},
+			wantCliques: []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 1, TotalNodes: 2}},
+			wantStatus:  v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:  [2]int32{1, 2},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "DaemonsNotReady", Contains: []string{"n2", "Degraded"}},
+				"DaemonsReady": {Status: "False", Reason: "DaemonsNotReady"},
+				"Degraded":     {Status: "True", Reason: "DaemonLost", Contains: []string{"node n2 (IMEXReady=False ProcessExited: nvidia-imex exited with signal 9; restarting)"}},
+			},
+		},
+		"a degraded node stays Degraded on the next pass, after the status already says NotReady": {
+			domain: baseCD.Clone().
+				Node(v1beta1.ComputeDomainNode{Name: "n2", CliqueID: rackA, Index: 1, Status: "NotReady", LastReadyTime: &t0}).Obj(),
+			members: []v1beta1.ComputeDomainMember{
+				*cdtesting.MakeMember(baseCD.Obj(), "n2", opNS).Clique(rackA).NotReady("IMEXReady", "ProcessExited", "restarting").Obj(),
+			},
+			channels: map[string]int32{rackA: 1},
+			wantNodes: []v1beta1.ComputeDomainNode{
+				{Name: "n2", CliqueID: rackA, Index: 1, Status: "NotReady", LastReadyTime: &t0},
+			},
+			wantCliques: []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), TotalNodes: 1}},
+			wantStatus:  v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:  [2]int32{0, 1},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "DaemonsNotReady"},
+				"DaemonsReady": {Status: "False", Reason: "DaemonsNotReady"},
+				"Degraded":     {Status: "True", Reason: "DaemonLost", Contains: []string{"node n2"}},
+			},
+		},
+		"a recovered node keeps the time it first became ready and clears Degraded": {
+			domain: baseCD.Clone().
+				Node(v1beta1.ComputeDomainNode{Name: "n1", CliqueID: rackA, Index: 0, Status: "NotReady", LastReadyTime: &t0}).Obj(),
+			members:  []v1beta1.ComputeDomainMember{readyIn("n1", rackA)},
+			channels: map[string]int32{rackA: 1},
+			wantNodes: []v1beta1.ComputeDomainNode{
+				{Name: "n1", IPAddress: "10.0.0.1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t1},
+			},
+			wantCliques: []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 1, TotalNodes: 1}},
+			wantStatus:  v1beta1.ComputeDomainStatusReady,
+			wantCounts:  [2]int32{1, 1},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "True", Reason: "AllNodesReady"},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a node that lost its peers but whose IMEX runs is reported as PeersLost": {
+			domain: baseCD.Clone().
+				Node(v1beta1.ComputeDomainNode{Name: "n1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t0}).Obj(),
+			members: []v1beta1.ComputeDomainMember{func() v1beta1.ComputeDomainMember {
+				m := cdtesting.MakeMember(baseCD.Obj(), "n1", opNS).Clique(rackA).Ready().Obj()
+				m.Status.Ready = false
+				m.Status.Conditions[1].Status, m.Status.Conditions[1].Reason, m.Status.Conditions[1].Message = "False", "PeerDown", "peer 10.0.0.2 unreachable"
+				return *m
+			}()},
+			channels:     map[string]int32{rackA: 1},
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), TotalNodes: 1}},
+			wantStatus:   v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:   [2]int32{0, 1},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "DaemonsNotReady"},
+				"DaemonsReady": {Status: "False", Reason: "DaemonsNotReady"},
+				"Degraded":     {Status: "True", Reason: "PeersLost", Contains: []string{"node n1 (PeersConnected=False PeerDown: peer 10.0.0.2 unreachable)"}},
+			},
+		},
+		"numNodes not reached keeps the domain waiting for nodes even when every member is ready": {
+			domain:       baseCD.Clone().NumNodes(4).Obj(),
+			members:      []v1beta1.ComputeDomainMember{readyIn("n1", rackA), readyIn("n2", rackA)},
+			channels:     map[string]int32{rackA: 1},
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 2, TotalNodes: 2}},
+			wantStatus:   v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:   [2]int32{2, 4},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "WaitingForNodes", Contains: []string{"2 of 4"}},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a domain spanning two racks forms one ensemble per clique, each with its own channel and indices from 0": {
+			domain:   baseCD.Clone().Obj(),
+			members:  []v1beta1.ComputeDomainMember{readyIn("a1", rackA), readyIn("a2", rackA), readyIn("b1", rackB)},
+			channels: map[string]int32{rackA: 2, rackB: 1},
+			wantNodes: []v1beta1.ComputeDomainNode{
+				{Name: "a1", IPAddress: "10.0.0.1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t1},
+				{Name: "a2", IPAddress: "10.0.0.2", CliqueID: rackA, Index: 1, Status: "Ready", LastReadyTime: &t1},
+				{Name: "b1", IPAddress: "10.0.0.1", CliqueID: rackB, Index: 0, Status: "Ready", LastReadyTime: &t1},
+			},
+			wantCliques: []v1beta1.ComputeDomainClique{
+				{CliqueID: rackA, Channel: ptr.To[int32](2), ReadyNodes: 2, TotalNodes: 2},
+				{CliqueID: rackB, Channel: ptr.To[int32](1), ReadyNodes: 1, TotalNodes: 1},
+			},
+			wantStatus: v1beta1.ComputeDomainStatusReady,
+			wantCounts: [2]int32{3, 3},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "True", Reason: "AllNodesReady", Contains: []string{rackA + ": channel 2, 2 nodes", rackB + ": channel 1, 1 nodes"}},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a clique over the ensemble cap leaves the extra node out and says which": {
+			domain:       baseCD.Clone().Obj(),
+			members:      []v1beta1.ComputeDomainMember{readyIn("n1", rackA), readyIn("n2", rackA), readyIn("n3", rackA)},
+			channels:     map[string]int32{rackA: 1},
+			limit:        2,
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 2, TotalNodes: 3}},
+			wantStatus:   v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:   [2]int32{2, 3},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "CliqueFull", Contains: []string{"clique " + rackA + " holds 2 nodes", "not joined: n3"}},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a clique without a free channel is named in the Ready condition": {
+			domain:       baseCD.Clone().Obj(),
+			members:      []v1beta1.ComputeDomainMember{readyIn("n1", rackA)},
+			channelErrs:  map[string]error{rackA: errors.New("all 2047 channels are held by other domains")},
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, ReadyNodes: 1, TotalNodes: 1}},
+			wantStatus:   v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:   [2]int32{1, 1},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "ChannelsExhausted", Contains: []string{"clique " + rackA + ": all 2047 channels"}},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"nodes without a multi-node fabric make the domain Ready with no channel, and the status says so": {
+			domain:       baseCD.Clone().Obj(),
+			members:      []v1beta1.ComputeDomainMember{readyIn("h1", ""), readyIn("h2", "")},
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: "", ReadyNodes: 2, TotalNodes: 2}},
+			wantStatus:   v1beta1.ComputeDomainStatusReady,
+			wantCounts:   [2]int32{2, 2},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "True", Reason: "NoFabric", Contains: []string{"h1, h2 have no multi-node NVLink fabric"}},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a clique whose members left keeps its channel until the domain is deleted": {
+			domain: baseCD.Clone().
+				Clique(v1beta1.ComputeDomainClique{CliqueID: rackB, Channel: ptr.To[int32](5), TotalNodes: 1}).Obj(),
+			members:      []v1beta1.ComputeDomainMember{readyIn("a1", rackA)},
+			channels:     map[string]int32{rackA: 1, rackB: 5},
+			skipNodeDiff: true,
+			wantCliques: []v1beta1.ComputeDomainClique{
+				{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 1, TotalNodes: 1},
+				{CliqueID: rackB, Channel: ptr.To[int32](5)},
+			},
+			wantStatus: v1beta1.ComputeDomainStatusReady,
+			wantCounts: [2]int32{1, 1},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "True", Reason: "AllNodesReady"},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a blocker such as a foreign claim template keeps the domain not Ready with its reason": {
+			domain:       baseCD.Clone().Obj(),
+			members:      []v1beta1.ComputeDomainMember{readyIn("n1", rackA)},
+			channels:     map[string]int32{rackA: 1},
+			blocker:      &Blocker{Reason: "ClaimTemplateConflict", Message: "ResourceClaimTemplate team-a/job-channel exists and is not owned by this domain"},
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 1, TotalNodes: 1}},
+			wantStatus:   v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:   [2]int32{1, 1},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "ClaimTemplateConflict", Contains: []string{"team-a/job-channel"}},
+				"DaemonsReady": {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Compute(Input{
+				Domain:            tc.domain,
+				Members:           tc.members,
+				Channels:          tc.channels,
+				ChannelErrors:     tc.channelErrs,
+				Blocker:           tc.blocker,
+				Now:               t1,
+				MaxNodesPerClique: tc.limit,
+			})
+			if got.Status != tc.wantStatus {
+				t.Errorf("status.status = %s, want %s", got.Status, tc.wantStatus)
+			}
+			if !tc.skipNodeDiff {
+				if diff := cmp.Diff(tc.wantNodes, got.Nodes, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("nodes (-want +got):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(tc.wantCliques, got.Cliques, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("cliques (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCounts, [2]int32{got.ReadyNodes, got.TotalNodes}); diff != "" {
+				t.Errorf("ready/total nodes (-want +got):\n%s", diff)
+			}
+			if got.ObservedGeneration != tc.domain.Generation {
+				t.Errorf("observedGeneration = %d, want %d", got.ObservedGeneration, tc.domain.Generation)
+			}
+			gotConds := map[string]cond{}
+			messages := map[string]string{}
+			for _, c := range got.Conditions {
+				gotConds[c.Type] = cond{Status: c.Status, Reason: c.Reason, Contains: tc.wantConds[c.Type].Contains}
+				messages[c.Type] = c.Message
+				if c.ObservedGeneration != tc.domain.Generation {
+					t.Errorf("condition %s observedGeneration = %d, want %d", c.Type, c.ObservedGeneration, tc.domain.Generation)
+				}
+			}
+			if diff := cmp.Diff(tc.wantConds, gotConds); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			for typ, want := range tc.wantConds {
+				for _, sub := range want.Contains {
+					if !strings.Contains(messages[typ], sub) {
+						t.Errorf("condition %s message %q does not contain %q", typ, messages[typ], sub)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestComputeKeepsIndicesAcrossPasses(t *testing.T) {
+	// n2 joins first and gets 0; n1 joins later and must not take n2's index although it sorts first.
+	cd := baseCD.Clone().Obj()
+	first := Compute(Input{Domain: cd, Members: []v1beta1.ComputeDomainMember{readyIn("n2", rackA)}, Channels: map[string]int32{rackA: 1}, Now: t0})
+	cd.Status = first
+	second := Compute(Input{Domain: cd, Members: []v1beta1.ComputeDomainMember{readyIn("n1", rackA), readyIn("n2", rackA)}, Channels: map[string]int32{rackA: 1}, Now: t1})
+	got := map[string]int32{}
+	for _, n := range second.Nodes {
+		got[n.Name] = n.Index
+	}
+	if diff := cmp.Diff(map[string]int32{"n2": 0, "n1": 1}, got); diff != "" {
+		t.Errorf("indices (-want +got):\n%s", diff)
+	}
+	// The Ready condition's transition time stays at the first pass's, since it stayed True.
+	if a, b := readyTransition(first), readyTransition(second); !a.Equal(&b) {
+		t.Errorf("Ready transition time moved from %v to %v although Ready stayed True", a, b)
+	}
+}
+
+func readyTransition(s v1beta1.ComputeDomainStatus) metav1.Time {
+	for _, c := range s.Conditions {
+		if c.Type == v1beta1.ComputeDomainConditionReady {
+			return c.LastTransitionTime
+		}
+	}
+	panic(fmt.Sprintf("no Ready condition in %v", s.Conditions))
+}
+
+func TestCliques(t *testing.T) {
+	members := []v1beta1.ComputeDomainMember{readyIn("b1", rackB), readyIn("a1", rackA), readyIn("h1", ""), readyIn("a2", rackA)}
+	if diff := cmp.Diff([]string{rackA, rackB}, Cliques(members)); diff != "" {
+		t.Errorf("cliques (-want +got):\n%s", diff)
+	}
+}
