@@ -1,0 +1,128 @@
+package daemon
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *updateGolden {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run with -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestRenderConfig(t *testing.T) {
+	cases := map[string]struct {
+		settings IMEXSettings
+		golden   string
+		wantErr  string
+	}{
+		"a GB200 node of a domain": {
+			settings: IMEXSettings{ConfigDir: "/imex/cd-1234", IPAddress: "10.1.2.3", DomainID: "1234", DomainName: "train", DomainNamespace: "team-a", CliqueID: "c0ffee.1"},
+			golden:   "config.cfg.golden",
+		},
+		"a relative config directory and a bad address are both named": {
+			settings: IMEXSettings{ConfigDir: "imex", IPAddress: "node-1"},
+			wantErr:  "render IMEX config: config directory \"imex\" must be an absolute path\nIP address \"node-1\" must be an IPv4 or IPv6 address",
+		},
+		"a domain name with a newline cannot inject keys": {
+			settings: IMEXSettings{ConfigDir: "/imex", IPAddress: "10.0.0.1", DomainName: "x\nSERVER_PORT=1"},
+			wantErr:  "render IMEX config: domain name \"x\\nSERVER_PORT=1\" must be a single line",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := RenderConfig(tc.settings)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, tc.golden, got)
+		})
+	}
+}
+
+// The stand-in reads the rendered config the way nvidia-imex does.
+func TestRenderedConfigIsWhatTheStandinReads(t *testing.T) {
+	s := IMEXSettings{ConfigDir: "/imex/cd-1", IPAddress: "127.0.9.1"}
+	raw, err := RenderConfig(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "config.cfg")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := imexstandin.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := imexstandin.Config{BindIP: "127.0.9.1", ServerPort: 50000, CmdBindIP: "127.0.9.1", CmdPort: 50005, NodesFile: "/imex/cd-1/nodes_config.cfg"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stand-in config (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderNodes(t *testing.T) {
+	cases := map[string]struct {
+		addresses []string
+		golden    string
+		wantErr   string
+	}{
+		"three nodes of a clique in index order": {
+			addresses: []string{"10.1.2.3", "10.1.2.4", "10.1.2.10"},
+			golden:    "nodes_config.cfg.golden",
+		},
+		"no peers yet is an empty file": {
+			addresses: nil,
+			golden:    "nodes_config.empty.golden",
+		},
+		"a duplicate address is refused": {
+			addresses: []string{"10.0.0.1", "10.0.0.1"},
+			wantErr:   `render IMEX nodes file: peer address "10.0.0.1" listed twice`,
+		},
+		"a name is refused": {
+			addresses: []string{"node-1"},
+			wantErr:   `render IMEX nodes file: peer address "node-1" must be an IPv4 or IPv6 address`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := RenderNodes(tc.addresses)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, tc.golden, got)
+		})
+	}
+}

@@ -1,0 +1,240 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// Process is one running IMEX daemon (nvidia-imex or the stand-in).
+type Process interface {
+	// Done is closed once the process has exited.
+	Done() <-chan struct{}
+	// Err tells why the process exited; valid once Done is closed.
+	Err() error
+	// Reload makes the process re-read its nodes file without restarting
+	// (SIGHUP for nvidia-imex).
+	Reload() error
+	// Stop ends the process and waits until it has exited.
+	Stop()
+}
+
+// Starter starts an IMEX daemon with the given config file.
+type Starter interface {
+	Start(ctx context.Context, configPath string) (Process, error)
+}
+
+// Restart delays: the first restart is quick, repeated crashes back off, and a
+// process that ran for resetBackoffAfter starts the count over.
+const (
+	defaultRestartDelay    = 100 * time.Millisecond
+	defaultMaxRestartDelay = 5 * time.Second
+	resetBackoffAfter      = 30 * time.Second
+)
+
+// Supervisor owns the IMEX config directory and one IMEX process: it writes
+// the config, keeps the process running (restarting it when it exits) and
+// applies peer changes by rewriting the nodes file and asking the running
+// process to re-read it, without a restart.
+type Supervisor struct {
+	starter  Starter
+	settings IMEXSettings
+	minDelay time.Duration
+	maxDelay time.Duration
+	changed  chan struct{}
+
+	mu     sync.Mutex
+	proc   Process
+	starts int
+}
+
+// SupervisorOption changes a Supervisor's defaults.
+type SupervisorOption func(*Supervisor)
+
+// WithRestartDelays sets the first and the longest delay before a restart.
+func WithRestartDelays(first, longest time.Duration) SupervisorOption {
+	return func(s *Supervisor) { s.minDelay, s.maxDelay = first, longest }
+}
+
+// NewSupervisor returns a supervisor that starts IMEX with starter and the
+// config rendered from settings.
+func NewSupervisor(starter Starter, settings IMEXSettings, opts ...SupervisorOption) (*Supervisor, error) {
+	if err := settings.Validate(); err != nil {
+		return nil, fmt.Errorf("IMEX supervisor: %w", err)
+	}
+	s := &Supervisor{
+		starter:  starter,
+		settings: settings,
+		minDelay: defaultRestartDelay,
+		maxDelay: defaultMaxRestartDelay,
+		changed:  make(chan struct{}, 1),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// Changed receives a value after the process started or exited, so the caller
+// can look at readiness again. Notifications collapse; it never blocks the
+// supervisor.
+func (s *Supervisor) Changed() <-chan struct{} { return s.changed }
+
+// Running tells whether a process is up.
+func (s *Supervisor) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc != nil
+}
+
+// Starts counts the processes started so far (1 + restarts).
+func (s *Supervisor) Starts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.starts
+}
+
+func (s *Supervisor) notify() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// writeFiles renders the config and, when none exists yet, an empty nodes
+// file: IMEX starts knowing no peer and learns them through SetPeers.
+func (s *Supervisor) writeFiles() error {
+	cfg, err := RenderConfig(s.settings)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.settings.ConfigDir, 0o755); err != nil {
+		return fmt.Errorf("create IMEX config directory: %w", err)
+	}
+	if err := writeFileAtomically(s.settings.ConfigPath(), cfg); err != nil {
+		return fmt.Errorf("write IMEX config: %w", err)
+	}
+	if _, err := os.Stat(s.settings.NodesPath()); errors.Is(err, fs.ErrNotExist) {
+		if err := writeFileAtomically(s.settings.NodesPath(), nil); err != nil {
+			return fmt.Errorf("write IMEX nodes file: %w", err)
+		}
+	}
+	return nil
+}
+
+// Run writes the config and keeps IMEX running until ctx ends; then it stops
+// the process. A process that exits is started again after a delay that grows
+// with repeated failures; the new process reads the current nodes file.
+func (s *Supervisor) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	if err := s.writeFiles(); err != nil {
+		return err
+	}
+	delay := s.minDelay
+	for {
+		started := time.Now()
+		s.mu.Lock()
+		// Holding the lock through Start orders it with SetPeers: a peer
+		// change either lands in the file before the process reads it or
+		// is followed by a Reload of this process.
+		proc, err := s.starter.Start(ctx, s.settings.ConfigPath())
+		if err == nil {
+			s.proc = proc
+			s.starts++
+		}
+		s.mu.Unlock()
+		if err != nil {
+			logger.Error(err, "Starting IMEX failed", "retryIn", delay)
+		} else {
+			logger.Info("IMEX started", "starts", s.Starts())
+			s.notify()
+			select {
+			case <-ctx.Done():
+				proc.Stop()
+				s.mu.Lock()
+				s.proc = nil
+				s.mu.Unlock()
+				return nil
+			case <-proc.Done():
+			}
+			s.mu.Lock()
+			s.proc = nil
+			s.mu.Unlock()
+			s.notify()
+			if time.Since(started) >= resetBackoffAfter {
+				delay = s.minDelay
+			}
+			logger.Info("IMEX exited, restarting", "err", proc.Err(), "retryIn", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, s.maxDelay)
+	}
+}
+
+// SetPeers makes addresses (in ensemble index order, the node itself
+// included) the IMEX peer list. When the list differs from the nodes file it
+// rewrites the file and asks a running process to re-read it; it reports
+// whether anything changed.
+func (s *Supervisor) SetPeers(ctx context.Context, addresses []string) (bool, error) {
+	content, err := RenderNodes(addresses)
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := os.ReadFile(s.settings.NodesPath())
+	if err == nil && bytes.Equal(old, content) {
+		return false, nil
+	}
+	if err := os.MkdirAll(s.settings.ConfigDir, 0o755); err != nil {
+		return false, fmt.Errorf("create IMEX config directory: %w", err)
+	}
+	if err := writeFileAtomically(s.settings.NodesPath(), content); err != nil {
+		return false, fmt.Errorf("write IMEX nodes file: %w", err)
+	}
+	klog.FromContext(ctx).V(2).Info("IMEX peers changed", "peers", addresses)
+	if s.proc != nil {
+		if err := s.proc.Reload(); err != nil {
+			return true, fmt.Errorf("ask IMEX to re-read its peers: %w", err)
+		}
+	}
+	return true, nil
+}
+
+// writeFileAtomically replaces path so that IMEX never reads a half-written
+// file.
+func writeFileAtomically(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
