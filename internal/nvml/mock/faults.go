@@ -1,0 +1,154 @@
+package mock
+
+import (
+	"fmt"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+)
+
+// XidGPULost is the Xid the driver logs when a GPU falls off the bus.
+const XidGPULost = 79
+
+// FabricState names a fabric state for fault injection.
+type FabricState string
+
+// Fabric states, as GpuFabricInfo.State reports them.
+const (
+	FabricNotStarted FabricState = "NotStarted"
+	FabricInProgress FabricState = "InProgress"
+	FabricCompleted  FabricState = "Completed"
+)
+
+var fabricStates = map[FabricState]uint8{
+	FabricNotStarted: nvml.GPU_FABRIC_STATE_NOT_STARTED,
+	FabricInProgress: nvml.GPU_FABRIC_STATE_IN_PROGRESS,
+	FabricCompleted:  nvml.GPU_FABRIC_STATE_COMPLETED,
+}
+
+// InjectXid delivers an Xid critical-error event about a full GPU to every
+// event set registered for EventTypeXidCriticalError on it. It returns the
+// number of sets that received it.
+func (m *Lib) InjectXid(gpuIndex int, xid uint64) (int, error) {
+	return m.InjectMigXid(gpuIndex, nvml.NoInstanceID, nvml.NoInstanceID, xid)
+}
+
+// InjectMigXid is InjectXid attributed to a MIG instance (GPU instance and
+// compute instance IDs, or NoInstanceID).
+func (m *Lib) InjectMigXid(gpuIndex int, giID, ciID uint32, xid uint64) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, err := m.gpu(gpuIndex)
+	if err != nil {
+		return 0, err
+	}
+	return g.emit(nvml.EventTypeXidCriticalError, xid, giID, ciID), nil
+}
+
+// SetGPULost marks a GPU as fallen off the bus (every call on it and its MIG
+// devices then returns ERROR_GPU_IS_LOST, and an Xid 79 event is delivered)
+// or brings it back (as after a reset).
+func (m *Lib) SetGPULost(gpuIndex int, lost bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, err := m.gpu(gpuIndex)
+	if err != nil {
+		return err
+	}
+	m.setLost(g, lost)
+	return nil
+}
+
+func (m *Lib) setLost(g *gpu, lost bool) {
+	if lost && !g.lost {
+		g.emit(nvml.EventTypeXidCriticalError, XidGPULost, nvml.NoInstanceID, nvml.NoInstanceID)
+	}
+	g.lost = lost
+}
+
+func (m *Lib) fabricGPU(gpuIndex int) (*gpu, error) {
+	g, err := m.gpu(gpuIndex)
+	if err != nil {
+		return nil, err
+	}
+	if m.profile.Fabric == nil {
+		return nil, fmt.Errorf("GPU %d: profile %s has no NVLink fabric", gpuIndex, m.profile.Name)
+	}
+	return g, nil
+}
+
+// SetFabricState sets the fabric registration state a GPU reports.
+func (m *Lib) SetFabricState(gpuIndex int, state FabricState) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, err := m.fabricGPU(gpuIndex)
+	if err != nil {
+		return err
+	}
+	return g.setFabricState(state)
+}
+
+func (g *gpu) setFabricState(state FabricState) error {
+	s, ok := fabricStates[state]
+	if !ok {
+		return fmt.Errorf("fabric state %q: allowed: %s, %s, %s", state, FabricNotStarted, FabricInProgress, FabricCompleted)
+	}
+	g.fabric.State = s
+	return nil
+}
+
+// SetFabricDegraded sets or clears the degraded-bandwidth bit of a GPU's
+// fabric health mask.
+func (m *Lib) SetFabricDegraded(gpuIndex int, degraded bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, err := m.fabricGPU(gpuIndex)
+	if err != nil {
+		return err
+	}
+	g.setDegraded(degraded)
+	return nil
+}
+
+func (g *gpu) setDegraded(degraded bool) {
+	v := uint32(nvml.GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_FALSE)
+	if degraded {
+		v = nvml.GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE
+	}
+	const mask = uint32(nvml.GPU_FABRIC_HEALTH_MASK_WIDTH_DEGRADED_BW) << nvml.GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW
+	g.fabric.HealthMask = g.fabric.HealthMask&^mask | v<<nvml.GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW
+}
+
+// SetCliqueID makes one GPU report another clique ID than its siblings, so
+// the node's clique is inconsistent. nil restores the node's clique.
+func (m *Lib) SetCliqueID(gpuIndex int, id *uint32) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, err := m.fabricGPU(gpuIndex)
+	if err != nil {
+		return err
+	}
+	g.setClique(id)
+	return nil
+}
+
+func (g *gpu) setClique(id *uint32) {
+	clique := g.lib.profile.Fabric.CliqueID
+	if g.lib.cfg.CliqueID != nil {
+		clique = *g.lib.cfg.CliqueID
+	}
+	if id != nil {
+		clique = *id
+	}
+	g.fabric.CliqueId = clique
+}
+
+// TimeSlice returns the time slice last set on a GPU, for tests.
+func (m *Lib) TimeSlice(gpuIndex int) (nvml.TimeSlice, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, err := m.gpu(gpuIndex)
+	if err != nil {
+		return 0, err
+	}
+	return g.timeSlice, nil
+}

@@ -1,0 +1,38 @@
+package mock
+
+import (
+	"crypto/sha1"
+	"fmt"
+	"strings"
+)
+
+// derivedUUID returns a name-based (version 5 style) UUID from the parts, so
+// the same node name and index always give the same identity.
+func derivedUUID(parts ...string) [16]byte {
+	sum := sha1.Sum([]byte("computedomain-operator/nvml-mock\x00" + strings.Join(parts, "\x00")))
+	var u [16]byte
+	copy(u[:], sum[:16])
+	u[6] = (u[6] & 0x0f) | 0x50
+	u[8] = (u[8] & 0x3f) | 0x80
+	return u
+}
+
+func formatUUID(u [16]byte) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// GPUUUID is the UUID the mock gives GPU index of node.
+func GPUUUID(node string, index int) string {
+	return "GPU-" + formatUUID(derivedUUID("gpu", node, fmt.Sprint(index)))
+}
+
+// MIGUUID is the UUID of the n-th MIG device created on a GPU (static
+// layouts are created first, in layout order).
+func MIGUUID(node string, gpuIndex int, n uint64) string {
+	return "MIG-" + formatUUID(derivedUUID("mig", node, fmt.Sprint(gpuIndex), fmt.Sprint(n)))
+}
+
+// RackClusterUUID is the NVLink domain UUID of a rack of a cluster.
+func RackClusterUUID(cluster string, rack int) string {
+	return formatUUID(derivedUUID("rack", cluster, fmt.Sprint(rack)))
+}

@@ -1,0 +1,370 @@
+package mock
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+)
+
+//go:embed profiles/*.yaml
+var embeddedProfiles embed.FS
+
+// Profile describes a node model. See docs/mock-nvml.md for the format.
+type Profile struct {
+	// Name identifies the profile ("gb200-nvl72").
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// DriverVersion is the kernel driver version, 580 or newer.
+	DriverVersion string `json:"driverVersion"`
+	// CUDADriverVersion is "major.minor" ("13.0").
+	CUDADriverVersion string `json:"cudaDriverVersion"`
+	// GPUCount is the number of GPUs on the node.
+	GPUCount int     `json:"gpuCount"`
+	GPU      GPUSpec `json:"gpu"`
+	// Fabric, when set, gives the GPUs multi-node NVLink fabric info.
+	Fabric *FabricSpec `json:"fabric,omitempty"`
+	// MIG, when set, makes the GPUs MIG-capable and MIG-enabled.
+	MIG *MIGSpec `json:"mig,omitempty"`
+}
+
+// GPUSpec holds the facts every GPU of the node shares.
+type GPUSpec struct {
+	// ProductName as nvidia-smi prints it ("NVIDIA GB200").
+	ProductName string `json:"productName"`
+	// Brand: NVIDIA or Tesla.
+	Brand string `json:"brand"`
+	// Architecture: Ampere, Hopper or Blackwell.
+	Architecture string `json:"architecture"`
+	// CUDAComputeCapability is "major.minor" ("10.0").
+	CUDAComputeCapability string `json:"cudaComputeCapability"`
+	// MemoryMiB is the frame buffer size nvidia-smi reports.
+	MemoryMiB uint64 `json:"memoryMiB"`
+	// AddressingMode: HMM, ATS, or empty for none.
+	AddressingMode string `json:"addressingMode,omitempty"`
+	// PCIBusIDs are the bus IDs per GPU index ("0000:1b:00.0"); one per GPU.
+	PCIBusIDs []string `json:"pciBusIds"`
+	// NUMANodes are the NUMA nodes per GPU index; empty means unknown.
+	NUMANodes []int `json:"numaNodes,omitempty"`
+}
+
+// FabricSpec describes a multi-node NVLink fabric (GB200/GB300 NVL72).
+type FabricSpec struct {
+	// CliqueID is the clique every GPU of a rack reports.
+	CliqueID uint32 `json:"cliqueId"`
+	// NodesPerRack is the default number of compute trays in one NVLink
+	// domain (18 for NVL72).
+	NodesPerRack int `json:"nodesPerRack"`
+}
+
+// MIGSpec is the MIG profile table of the GPU and its static layouts.
+type MIGSpec struct {
+	// MaxDevices is GetMaxMigDeviceCount (7 on A100/H100).
+	MaxDevices int `json:"maxDevices"`
+	// Profiles are the GPU instance profiles.
+	Profiles []MIGProfileSpec `json:"profiles"`
+	// Layouts are static MIG layouts; GPU i gets Layouts[i % len(Layouts)].
+	// An empty layout leaves the GPU MIG-enabled with no instances.
+	Layouts [][]MIGInstanceSpec `json:"layouts,omitempty"`
+}
+
+// MIGProfileSpec is one GPU instance profile, as nvidia-smi mig -lgip and
+// -lgipp show it.
+type MIGProfileSpec struct {
+	// Name is the nvidia-smi name ("1g.5gb+me"); it is checked against the
+	// name computed from the other fields.
+	Name string `json:"name"`
+	// Selector is the GPU_INSTANCE_PROFILE_* suffix: 1_SLICE, 1_SLICE_REV1,
+	// 1_SLICE_REV2, 2_SLICE, 3_SLICE, 4_SLICE, 7_SLICE, 8_SLICE, ...
+	Selector string `json:"selector"`
+	// ID is the profile ID nvidia-smi prints (19 for 1g.5gb on A100).
+	ID        uint32 `json:"id"`
+	Slices    uint32 `json:"slices"`
+	Instances uint32 `json:"instances"`
+	MemoryMiB uint64 `json:"memoryMiB"`
+
+	Multiprocessors uint32 `json:"multiprocessors"`
+	CopyEngines     uint32 `json:"copyEngines"`
+	Decoders        uint32 `json:"decoders"`
+	Encoders        uint32 `json:"encoders"`
+	JPEGEngines     uint32 `json:"jpegEngines"`
+	OFAEngines      uint32 `json:"ofaEngines"`
+
+	// Placements are the possible start memory slices; PlacementSize is the
+	// number of memory slices an instance occupies.
+	Placements    []uint32 `json:"placements"`
+	PlacementSize uint32   `json:"placementSize"`
+}
+
+// MIGInstanceSpec places one MIG device (a GPU instance with one compute
+// instance spanning it) in a static layout.
+type MIGInstanceSpec struct {
+	Profile string `json:"profile"`
+	Start   uint32 `json:"start"`
+}
+
+var giSelectors = map[string]int{
+	"1_SLICE":        nvml.GPU_INSTANCE_PROFILE_1_SLICE,
+	"2_SLICE":        nvml.GPU_INSTANCE_PROFILE_2_SLICE,
+	"3_SLICE":        nvml.GPU_INSTANCE_PROFILE_3_SLICE,
+	"4_SLICE":        nvml.GPU_INSTANCE_PROFILE_4_SLICE,
+	"7_SLICE":        nvml.GPU_INSTANCE_PROFILE_7_SLICE,
+	"8_SLICE":        nvml.GPU_INSTANCE_PROFILE_8_SLICE,
+	"6_SLICE":        nvml.GPU_INSTANCE_PROFILE_6_SLICE,
+	"1_SLICE_REV1":   nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1,
+	"2_SLICE_REV1":   nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1,
+	"1_SLICE_REV2":   nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV2,
+	"1_SLICE_GFX":    nvml.GPU_INSTANCE_PROFILE_1_SLICE_GFX,
+	"2_SLICE_GFX":    nvml.GPU_INSTANCE_PROFILE_2_SLICE_GFX,
+	"4_SLICE_GFX":    nvml.GPU_INSTANCE_PROFILE_4_SLICE_GFX,
+	"1_SLICE_NO_ME":  nvml.GPU_INSTANCE_PROFILE_1_SLICE_NO_ME,
+	"2_SLICE_NO_ME":  nvml.GPU_INSTANCE_PROFILE_2_SLICE_NO_ME,
+	"1_SLICE_ALL_ME": nvml.GPU_INSTANCE_PROFILE_1_SLICE_ALL_ME,
+	"2_SLICE_ALL_ME": nvml.GPU_INSTANCE_PROFILE_2_SLICE_ALL_ME,
+	"3_SLICE_GFX":    nvml.GPU_INSTANCE_PROFILE_3_SLICE_GFX,
+}
+
+var architectures = map[string]nvml.DeviceArchitecture{
+	"Ampere":    nvml.DEVICE_ARCH_AMPERE,
+	"Hopper":    nvml.DEVICE_ARCH_HOPPER,
+	"Blackwell": nvml.DEVICE_ARCH_BLACKWELL,
+}
+
+var brands = map[string]nvml.BrandType{
+	"NVIDIA": nvml.BRAND_NVIDIA,
+	"Tesla":  nvml.BRAND_TESLA,
+}
+
+var addressingModes = map[string]nvml.DeviceAddressingModeType{
+	"":    nvml.DEVICE_ADDRESSING_MODE_NONE,
+	"HMM": nvml.DEVICE_ADDRESSING_MODE_HMM,
+	"ATS": nvml.DEVICE_ADDRESSING_MODE_ATS,
+}
+
+// ProfileNames lists the embedded profiles.
+func ProfileNames() []string {
+	entries, err := embeddedProfiles.ReadDir("profiles")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LoadProfile returns an embedded profile by name.
+func LoadProfile(name string) (*Profile, error) {
+	data, err := embeddedProfiles.ReadFile(path.Join("profiles", name+".yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: unknown (allowed: %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	return ParseProfile(data)
+}
+
+// LoadProfileFile reads and validates a profile from a file.
+func LoadProfileFile(file string) (*Profile, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read profile: %w", err)
+	}
+	p, err := ParseProfile(data)
+	if err != nil {
+		return nil, fmt.Errorf("profile file %s: %w", file, err)
+	}
+	return p, nil
+}
+
+// ParseProfile decodes (strictly: unknown fields are errors) and validates a
+// profile.
+func ParseProfile(data []byte) (*Profile, error) {
+	var p Profile
+	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+		return nil, fmt.Errorf("decode profile: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func keys[T any](m map[string]T) string {
+	var out []string
+	for k := range m {
+		if k == "" {
+			k = `""`
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// Validate checks a profile; errors name the field and the allowed values.
+func (p *Profile) Validate() error {
+	if p.Name == "" {
+		return fmt.Errorf("name: required")
+	}
+	wrap := func(err error) error { return fmt.Errorf("profile %s: %w", p.Name, err) }
+	major, err := strconv.Atoi(strings.SplitN(p.DriverVersion, ".", 2)[0])
+	if err != nil || major < 580 {
+		return wrap(fmt.Errorf("driverVersion %q: want a version of 580 or newer (\"580.95.05\")", p.DriverVersion))
+	}
+	if _, err := parseMajorMinor(p.CUDADriverVersion); err != nil {
+		return wrap(fmt.Errorf("cudaDriverVersion: %w", err))
+	}
+	if p.GPUCount < 1 || p.GPUCount > 64 {
+		return wrap(fmt.Errorf("gpuCount %d: want 1..64", p.GPUCount))
+	}
+	g := p.GPU
+	if g.ProductName == "" {
+		return wrap(fmt.Errorf("gpu.productName: required"))
+	}
+	if _, ok := brands[g.Brand]; !ok {
+		return wrap(fmt.Errorf("gpu.brand %q: allowed: %s", g.Brand, keys(brands)))
+	}
+	if _, ok := architectures[g.Architecture]; !ok {
+		return wrap(fmt.Errorf("gpu.architecture %q: allowed: %s", g.Architecture, keys(architectures)))
+	}
+	if _, err := parseMajorMinor(g.CUDAComputeCapability); err != nil {
+		return wrap(fmt.Errorf("gpu.cudaComputeCapability: %w", err))
+	}
+	if g.MemoryMiB == 0 {
+		return wrap(fmt.Errorf("gpu.memoryMiB: required"))
+	}
+	if _, ok := addressingModes[g.AddressingMode]; !ok {
+		return wrap(fmt.Errorf("gpu.addressingMode %q: allowed: %s", g.AddressingMode, keys(addressingModes)))
+	}
+	if len(g.PCIBusIDs) != p.GPUCount {
+		return wrap(fmt.Errorf("gpu.pciBusIds: want %d entries (gpuCount), got %d", p.GPUCount, len(g.PCIBusIDs)))
+	}
+	for i, id := range g.PCIBusIDs {
+		if _, err := nvmlBusID(id); err != nil {
+			return wrap(fmt.Errorf("gpu.pciBusIds[%d]: %w", i, err))
+		}
+	}
+	if len(g.NUMANodes) != 0 && len(g.NUMANodes) != p.GPUCount {
+		return wrap(fmt.Errorf("gpu.numaNodes: want none or %d entries (gpuCount), got %d", p.GPUCount, len(g.NUMANodes)))
+	}
+	if p.Fabric != nil && p.Fabric.NodesPerRack < 1 {
+		return wrap(fmt.Errorf("fabric.nodesPerRack %d: want at least 1", p.Fabric.NodesPerRack))
+	}
+	if p.MIG != nil {
+		if err := p.validateMIG(); err != nil {
+			return wrap(err)
+		}
+	}
+	return nil
+}
+
+func (p *Profile) validateMIG() error {
+	m := p.MIG
+	if m.MaxDevices < 1 {
+		return fmt.Errorf("mig.maxDevices %d: want at least 1", m.MaxDevices)
+	}
+	if len(m.Profiles) == 0 {
+		return fmt.Errorf("mig.profiles: required when mig is set")
+	}
+	names, ids := map[string]bool{}, map[uint32]bool{}
+	for i, mp := range m.Profiles {
+		field := fmt.Sprintf("mig.profiles[%d] (%s)", i, mp.Name)
+		sel, ok := giSelectors[mp.Selector]
+		if !ok {
+			return fmt.Errorf("%s.selector %q: allowed: %s", field, mp.Selector, keys(giSelectors))
+		}
+		if names[mp.Name] || ids[mp.ID] {
+			return fmt.Errorf("%s: duplicate name or id %d", field, mp.ID)
+		}
+		names[mp.Name], ids[mp.ID] = true, true
+		if _, err := nvml.FullComputeInstanceProfile(mp.Slices); err != nil {
+			return fmt.Errorf("%s.slices: %w", field, err)
+		}
+		if mp.Instances < 1 || mp.MemoryMiB == 0 || mp.Multiprocessors == 0 || mp.PlacementSize == 0 || len(mp.Placements) == 0 {
+			return fmt.Errorf("%s: instances, memoryMiB, multiprocessors, placements and placementSize are required", field)
+		}
+		want := nvml.MigProfileName(sel, mp.Slices, mp.Slices, p.GPU.MemoryMiB*mib, mp.MemoryMiB)
+		if want != mp.Name {
+			return fmt.Errorf("%s.name: the other fields make this profile %q", field, want)
+		}
+	}
+	// Dry-run every layout on a scratch GPU so a bad layout fails at load.
+	for li := range m.Layouts {
+		g := newMIGState(p)
+		for ii, inst := range m.Layouts[li] {
+			mp := p.migProfile(inst.Profile)
+			if mp == nil {
+				return fmt.Errorf("mig.layouts[%d][%d].profile %q: allowed: %s", li, ii, inst.Profile, strings.Join(p.migProfileNames(), ", "))
+			}
+			if r := g.canPlace(mp, inst.Start); r != nvml.SUCCESS {
+				return fmt.Errorf("mig.layouts[%d][%d]: %s at slice %d does not fit (placements %v, or overlaps an earlier instance)", li, ii, inst.Profile, inst.Start, mp.Placements)
+			}
+			g.place(mp, inst.Start)
+		}
+	}
+	return nil
+}
+
+func (p *Profile) migProfile(name string) *MIGProfileSpec {
+	for i := range p.MIG.Profiles {
+		if p.MIG.Profiles[i].Name == name {
+			return &p.MIG.Profiles[i]
+		}
+	}
+	return nil
+}
+
+func (p *Profile) migProfileNames() []string {
+	var out []string
+	for _, mp := range p.MIG.Profiles {
+		out = append(out, mp.Name)
+	}
+	return out
+}
+
+func parseMajorMinor(s string) (int, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) != 2 {
+		return 0, fmt.Errorf("%q: want \"major.minor\"", s)
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || major < 0 || minor < 0 || minor > 99 {
+		return 0, fmt.Errorf("%q: want \"major.minor\"", s)
+	}
+	return major*1000 + minor*10, nil
+}
+
+// nvmlBusID turns "0000:1b:00.0" into NVML's "00000000:1B:00.0".
+func nvmlBusID(s string) (string, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 || !strings.Contains(parts[2], ".") {
+		return "", fmt.Errorf("%q: want domain:bus:device.function (\"0000:1b:00.0\")", s)
+	}
+	var domain, bus, dev, fn uint64
+	var err error
+	if domain, err = strconv.ParseUint(parts[0], 16, 32); err != nil {
+		return "", fmt.Errorf("%q: domain: %w", s, err)
+	}
+	if bus, err = strconv.ParseUint(parts[1], 16, 8); err != nil {
+		return "", fmt.Errorf("%q: bus: %w", s, err)
+	}
+	df := strings.SplitN(parts[2], ".", 2)
+	if dev, err = strconv.ParseUint(df[0], 16, 8); err != nil {
+		return "", fmt.Errorf("%q: device: %w", s, err)
+	}
+	if fn, err = strconv.ParseUint(df[1], 16, 8); err != nil {
+		return "", fmt.Errorf("%q: function: %w", s, err)
+	}
+	return fmt.Sprintf("%08X:%02X:%02X.%X", domain, bus, dev, fn), nil
+}
+
+const mib = 1024 * 1024
