@@ -76,9 +76,9 @@ func semver(v string) (string, error) {
 // versions, PCI topology, clique.
 func commonAttributes(inv Inventory, g GPU) map[resourceapi.QualifiedName]resourceapi.DeviceAttribute {
 	attrs := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-		attrProductName:       stringAttr(g.ProductName),
-		attrBrand:             stringAttr(g.Brand),
-		attrArchitecture:      stringAttr(g.Architecture),
+		attrProductName:  stringAttr(g.ProductName),
+		attrBrand:        stringAttr(g.Brand),
+		attrArchitecture: stringAttr(g.Architecture),
 	}
 	if v, err := semver(g.ComputeCapability); err == nil {
 		attrs[attrCUDACompute] = versionAttr(v)

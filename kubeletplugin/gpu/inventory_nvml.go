@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 	"k8s.io/klog/v2"
@@ -25,7 +26,7 @@ func DiscoverInventory(ctx context.Context, lib nvml.Interface, hostRoot string)
 	}
 	logger := klog.FromContext(ctx)
 	inv := inventoryFromNode(node, clique, func(busID string) string {
-		attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID, deviceattribute.WithFSFromRoot(hostRoot))
+		attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID, deviceattribute.WithFSFromRoot(filepath.Join(hostRoot, "sys")))
 		if err != nil || attr.Value.StringValue == nil {
 			logger.V(4).Info("PCIe root not resolvable", "pciBusID", busID, "err", err)
 			return ""

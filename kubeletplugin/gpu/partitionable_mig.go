@@ -55,7 +55,9 @@ func gpuTotals(g GPU) map[string]int {
 func counterSet(g GPU) resourceapi.CounterSet {
 	counters := map[string]resourceapi.Counter{}
 	for name, v := range gpuTotals(g) {
-		counters[name] = counter(v)
+		if v > 0 { // an engine the GPU does not have needs no counter
+			counters[name] = counter(v)
+		}
 	}
 	return resourceapi.CounterSet{Name: counterSetName(g.Minor), Counters: counters}
 }

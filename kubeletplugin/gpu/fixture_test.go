@@ -1,0 +1,205 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2/ktesting"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+)
+
+const (
+	testDriver = "gpu.nvidia.com"
+	testNode   = "node-1"
+	testBootID = "boot-1"
+)
+
+// testNodeEnv is one simulated node: mock NVML, a temp host root, CDI root and
+// checkpoint file. Drivers built from the same env share all of them, so a
+// second driver is the same node after a plugin restart.
+type testNodeEnv struct {
+	t          *testing.T
+	lib        *mock.Lib
+	hostRoot   string
+	cdiRoot    string
+	checkpoint string
+	clock      *clocktesting.FakeClock
+	partition  bool
+}
+
+type envOption func(*mock.Config, *testNodeEnv)
+
+func withDynamicMIG() envOption {
+	return func(c *mock.Config, e *testNodeEnv) { c.MIG = mock.MIGDynamic; e.partition = true }
+}
+
+func newTestNodeEnv(t *testing.T, profile string, opts ...envOption) *testNodeEnv {
+	t.Helper()
+	cfg := mock.Config{NodeName: testNode, Profile: profile}
+	e := &testNodeEnv{t: t, hostRoot: t.TempDir(), cdiRoot: t.TempDir(),
+		clock: clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))}
+	for _, o := range opts {
+		o(&cfg, e)
+	}
+	e.checkpoint = filepath.Join(t.TempDir(), "checkpoint.json")
+	lib, err := mock.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := lib.Init(); r != nvml.SUCCESS {
+		t.Fatalf("mock init: %v", r)
+	}
+	e.lib = lib
+	writeHostProc(t, e.hostRoot)
+	return e
+}
+
+// writeHostProc writes the /proc files the plugin reads: device majors and
+// the MIG capability minors, in the driver's format.
+func writeHostProc(t *testing.T, root string) {
+	t.Helper()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "proc/driver/nvidia-caps"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "proc/devices"), []byte("Character devices:\n  1 mem\n195 nvidia-frontend\n236 nvidia-caps\n510 nvidia-uvm\n"), 0o644))
+	var b strings.Builder
+	b.WriteString("config 1\nmonitor 2\n")
+	minor := 3
+	for g := range 8 {
+		for gi := range 15 {
+			fmt.Fprintf(&b, "gpu%d/gi%d/access %d\n", g, gi, minor)
+			minor++
+			for ci := range 8 {
+				fmt.Fprintf(&b, "gpu%d/gi%d/ci%d/access %d\n", g, gi, ci, minor)
+				minor++
+			}
+		}
+	}
+	must(os.WriteFile(filepath.Join(root, "proc/driver/nvidia-caps/mig-minors"), []byte(b.String()), 0o644))
+}
+
+// writeSysfsPCI links /sys/bus/pci/devices/<busID> to a device under a PCIe
+// root, as the kernel does, so pcieRoot resolves.
+func writeSysfsPCI(t *testing.T, root string, busIDs map[string]string) {
+	t.Helper()
+	dir := filepath.Join(root, "sys/bus/pci/devices")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for busID, pcieRoot := range busIDs {
+		target := filepath.Join("../../../devices", pcieRoot, "0000:00:01.0", busID)
+		if err := os.MkdirAll(filepath.Join(dir, target), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, busID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type driverOption func(*Config, *Deps)
+
+func withClaims(c ClaimGetter) driverOption {
+	return func(_ *Config, d *Deps) { d.Claims = c }
+}
+
+func withBootID(id string) driverOption {
+	return func(_ *Config, d *Deps) { d.Checkpoint = checkpoint.NewStore(d.Checkpoint.Path(), id) }
+}
+
+func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {
+	_, ctx := ktesting.NewTestContext(e.t)
+	w, err := cdi.NewWriter(e.cdiRoot, testDriver)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cfg := Config{DriverName: testDriver, NodeName: testNode, PartitionableMIG: e.partition, HostRoot: e.hostRoot}
+	deps := Deps{NVML: e.lib, CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Clock: e.clock, Metrics: NewMetrics(nil)}
+	for _, o := range opts {
+		o(&cfg, &deps)
+	}
+	return NewDriver(ctx, cfg, deps)
+}
+
+func (e *testNodeEnv) mustDriver(opts ...driverOption) *Driver {
+	e.t.Helper()
+	d, err := e.newDriver(opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+// claimBuilder builds an allocated ResourceClaim.
+type claimBuilder struct{ c *resourceapi.ResourceClaim }
+
+func makeClaim(name, uid string) *claimBuilder {
+	return &claimBuilder{c: &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)},
+		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{}},
+	}}
+}
+
+func (b *claimBuilder) device(request, device string) *claimBuilder {
+	b.c.Status.Allocation.Devices.Results = append(b.c.Status.Allocation.Devices.Results, resourceapi.DeviceRequestAllocationResult{
+		Request: request, Driver: testDriver, Pool: testNode, Device: device,
+	})
+	return b
+}
+
+func (b *claimBuilder) config(source resourceapi.AllocationConfigSource, params string, requests ...string) *claimBuilder {
+	b.c.Status.Allocation.Devices.Config = append(b.c.Status.Allocation.Devices.Config, opaque(source, testDriver, params, requests...))
+	return b
+}
+
+func (b *claimBuilder) obj() *resourceapi.ResourceClaim { return b.c }
+
+func testContext(t *testing.T) context.Context {
+	_, ctx := ktesting.NewTestContext(t)
+	return ctx
+}
+
+// prepareOne prepares one claim and returns its result.
+func prepareOne(t *testing.T, d *Driver, claim *resourceapi.ResourceClaim) ([]string, error) {
+	t.Helper()
+	res, err := d.PrepareResourceClaims(testContext(t), []*resourceapi.ResourceClaim{claim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := res[claim.UID]
+	if !ok {
+		t.Fatalf("no result for claim %s", claim.UID)
+	}
+	var ids []string
+	for _, dev := range r.Devices {
+		ids = append(ids, dev.CDIDeviceIDs...)
+	}
+	return ids, r.Err
+}
+
+func gpuUUIDOf(t *testing.T, d *Driver, minor int) string {
+	t.Helper()
+	for _, g := range d.Inventory().GPUs {
+		if g.Minor == minor {
+			return g.UUID
+		}
+	}
+	t.Fatalf("no GPU with minor %d", minor)
+	return ""
+}
