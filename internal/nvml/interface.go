@@ -27,7 +27,10 @@ type Interface interface {
 // either a full GPU or a MIG device (IsMigDeviceHandle reports which); calls
 // that make no sense for the kind at hand return ERROR_NOT_SUPPORTED or
 // ERROR_INVALID_ARGUMENT as the driver does. Once a GPU has fallen off the
-// bus, every call on it (and on its MIG devices) returns ERROR_GPU_IS_LOST.
+// bus, calls on it (and on its MIG devices) return ERROR_GPU_IS_LOST; the mock
+// keeps answering the identity calls (GetUUID, GetIndex, GetMinorNumber,
+// GetPciInfo) so that the Xid 79 event can be attributed to its GPU, and
+// consumers must not rely on more than that.
 type Device interface {
 	// Identity.
 	GetUUID() (string, Return)

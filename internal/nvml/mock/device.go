@@ -19,14 +19,22 @@ var _ nvml.Device = (*device)(nil)
 // lost, MIG device still existing. The caller must unlock when r is SUCCESS
 // or not: unlock is always returned.
 func (d *device) lock() (unlock func(), r nvml.Return) {
+	unlock, r = d.lockIdentity()
+	if r == nvml.SUCCESS && d.gpu.lost {
+		r = nvml.ERROR_GPU_IS_LOST
+	}
+	return unlock, r
+}
+
+// lockIdentity is lock for the identity calls (UUID, index, minor, PCI
+// info), which keep answering on a lost GPU so that a health checker can
+// attribute the Xid 79 event to its GPU.
+func (d *device) lockIdentity() (unlock func(), r nvml.Return) {
 	m := d.gpu.lib
 	m.mu.Lock()
 	unlock = m.mu.Unlock
 	if r := m.initialized(); r != nvml.SUCCESS {
 		return unlock, r
-	}
-	if d.gpu.lost {
-		return unlock, nvml.ERROR_GPU_IS_LOST
 	}
 	if d.ci != nil && (d.ci.destroyed || d.ci.gi.destroyed) {
 		return unlock, nvml.ERROR_INVALID_ARGUMENT
@@ -53,7 +61,7 @@ func (d *device) migCapable() (func(), nvml.Return) {
 }
 
 func (d *device) GetUUID() (string, nvml.Return) {
-	unlock, r := d.lock()
+	unlock, r := d.lockIdentity()
 	defer unlock()
 	if r != nvml.SUCCESS {
 		return "", r
@@ -65,7 +73,10 @@ func (d *device) GetUUID() (string, nvml.Return) {
 }
 
 func (d *device) GetIndex() (int, nvml.Return) {
-	unlock, r := d.full()
+	unlock, r := d.lockIdentity()
+	if r == nvml.SUCCESS && d.ci != nil {
+		r = nvml.ERROR_NOT_SUPPORTED
+	}
 	defer unlock()
 	if r != nvml.SUCCESS {
 		return 0, r
@@ -74,7 +85,10 @@ func (d *device) GetIndex() (int, nvml.Return) {
 }
 
 func (d *device) GetMinorNumber() (int, nvml.Return) {
-	unlock, r := d.full()
+	unlock, r := d.lockIdentity()
+	if r == nvml.SUCCESS && d.ci != nil {
+		r = nvml.ERROR_NOT_SUPPORTED
+	}
 	defer unlock()
 	if r != nvml.SUCCESS {
 		return 0, r
@@ -83,7 +97,7 @@ func (d *device) GetMinorNumber() (int, nvml.Return) {
 }
 
 func (d *device) GetPciInfo() (nvml.PciInfo, nvml.Return) {
-	unlock, r := d.lock()
+	unlock, r := d.lockIdentity()
 	defer unlock()
 	if r != nvml.SUCCESS {
 		return nvml.PciInfo{}, r
