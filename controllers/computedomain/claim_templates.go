@@ -1,0 +1,181 @@
+package computedomain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+)
+
+// Request names inside the claim templates.
+const (
+	ChannelRequestName = "channel"
+	DaemonRequestName  = "daemon"
+)
+
+// WorkloadClaimTemplate builds the ResourceClaimTemplate named by spec.channel.resourceClaimTemplate.name
+// in the domain's namespace: one device of the channel class, with the opaque
+// ComputeDomainChannelConfig{domainID, allocationMode} for the compute-domain driver. The domain owns it,
+// so the garbage collector removes it with the domain.
+func WorkloadClaimTemplate(cd *v1beta1.ComputeDomain, cfg Config) (*resourcev1.ResourceClaimTemplate, error) {
+	mode := cd.Spec.Channel.AllocationMode
+	if mode == "" {
+		mode = v1beta1.AllocationModeSingle
+	}
+	params, err := opaqueParameters(&v1beta1.ComputeDomainChannelConfig{
+		TypeMeta:       metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: v1beta1.ComputeDomainChannelConfigKind},
+		DomainID:       string(cd.UID),
+		AllocationMode: mode,
+	})
+	if err != nil {
+		return nil, err
+	}
+	t := claimTemplate(cd.Namespace, cd.Spec.Channel.ResourceClaimTemplate.Name, cd, ChannelRequestName, cfg.ChannelDeviceClass, cfg.DriverName, params)
+	t.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cd, v1beta1.GroupVersion.WithKind("ComputeDomain"))}
+	return t, nil
+}
+
+// DaemonClaimTemplate builds the domain's daemon ResourceClaimTemplate in the operator namespace: one
+// device of the daemon class with the opaque ComputeDomainDaemonConfig{domainID}. Owner references cannot
+// cross namespaces, so the domain's finalizer deletes it.
+func DaemonClaimTemplate(cd *v1beta1.ComputeDomain, cfg Config) (*resourcev1.ResourceClaimTemplate, error) {
+	params, err := opaqueParameters(&v1beta1.ComputeDomainDaemonConfig{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: v1beta1.ComputeDomainDaemonConfigKind},
+		DomainID: string(cd.UID),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimTemplate(cfg.OperatorNamespace, DaemonClaimTemplateName(cd.UID), cd, DaemonRequestName, cfg.DaemonDeviceClass, cfg.DriverName, params), nil
+}
+
+func claimTemplate(ns, name string, cd *v1beta1.ComputeDomain, request, class, driver string, params runtime.RawExtension) *resourcev1.ResourceClaimTemplate {
+	return &resourcev1.ResourceClaimTemplate{
+		TypeMeta: metav1.TypeMeta{APIVersion: resourcev1.SchemeGroupVersion.String(), Kind: "ResourceClaimTemplate"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   ns,
+			Labels:      domainLabels(cd),
+			Annotations: domainAnnotations(cd),
+		},
+		Spec: resourcev1.ResourceClaimTemplateSpec{
+			Spec: resourcev1.ResourceClaimSpec{
+				Devices: resourcev1.DeviceClaim{
+					Requests: []resourcev1.DeviceRequest{{
+						Name: request,
+						Exactly: &resourcev1.ExactDeviceRequest{
+							DeviceClassName: class,
+							AllocationMode:  resourcev1.DeviceAllocationModeExactCount,
+							Count:           1,
+						},
+					}},
+					Config: []resourcev1.DeviceClaimConfiguration{{
+						Requests: []string{request},
+						DeviceConfiguration: resourcev1.DeviceConfiguration{
+							Opaque: &resourcev1.OpaqueDeviceConfiguration{Driver: driver, Parameters: params},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+func opaqueParameters(obj any) (runtime.RawExtension, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return runtime.RawExtension{}, fmt.Errorf("encode opaque config: %w", err)
+	}
+	return runtime.RawExtension{Raw: raw}, nil
+}
+
+// domainLabels are the labels of every object the controller creates for a domain.
+func domainLabels(cd *v1beta1.ComputeDomain) map[string]string {
+	return map[string]string{
+		ManagedByLabelKey:             ManagedByLabelValue,
+		v1beta1.ComputeDomainLabelKey: string(cd.UID),
+	}
+}
+
+func domainAnnotations(cd *v1beta1.ComputeDomain) map[string]string {
+	return map[string]string{DomainNamespaceAnnotation: cd.Namespace, DomainNameAnnotation: cd.Name}
+}
+
+// ensureWorkloadClaimTemplate creates the workload claim template when it is missing. A template of that
+// name that the domain does not control is left alone and reported as a blocker: the controller never
+// overwrites a user's object.
+func (r *Reconciler) ensureWorkloadClaimTemplate(ctx context.Context, cd *v1beta1.ComputeDomain) (*membership.Blocker, error) {
+	want, err := WorkloadClaimTemplate(cd, r.cfg)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := r.createIfMissing(ctx, want, &resourcev1.ResourceClaimTemplate{})
+	if err != nil {
+		return nil, fmt.Errorf("workload ResourceClaimTemplate %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	if !metav1.IsControlledBy(existing, cd) {
+		return &membership.Blocker{
+			Reason: v1beta1.ComputeDomainReasonClaimTemplateConflict,
+			Message: fmt.Sprintf("ResourceClaimTemplate %s/%s (spec.channel.resourceClaimTemplate.name) exists and is not controlled by this ComputeDomain; delete it or choose another name",
+				want.Namespace, want.Name),
+		}, nil
+	}
+	return nil, nil
+}
+
+// ensureDaemonClaimTemplate creates the daemon claim template when it is missing. Its name holds the
+// domain's UID, so an existing one is this domain's; a template's spec is immutable, so there is nothing
+// to update.
+func (r *Reconciler) ensureDaemonClaimTemplate(ctx context.Context, cd *v1beta1.ComputeDomain) error {
+	want, err := DaemonClaimTemplate(cd, r.cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := r.createIfMissing(ctx, want, &resourcev1.ResourceClaimTemplate{}); err != nil {
+		return fmt.Errorf("daemon ResourceClaimTemplate %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	return nil
+}
+
+// createIfMissing returns the object named like want, creating want when it does not exist. The cache
+// holds only objects this controller labelled, and lags behind its own creates, so a cache miss is
+// confirmed with a live read before creating: a create that answers AlreadyExists (HTTP 409) is left
+// for true races only.
+func (r *Reconciler) createIfMissing(ctx context.Context, want, existing client.Object) (client.Object, error) {
+	key := client.ObjectKeyFromObject(want)
+	err := r.client.Get(ctx, key, existing)
+	if err == nil {
+		return existing, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("get: %w", err)
+	}
+	err = r.apiReader.Get(ctx, key, existing)
+	if err == nil {
+		return existing, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("get from the API server: %w", err)
+	}
+	err = r.client.Create(ctx, want)
+	if err == nil {
+		klog.FromContext(ctx).V(2).Info("Created object", "kind", fmt.Sprintf("%T", want), "object", klog.KObj(want))
+		return want, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	if err := r.apiReader.Get(ctx, key, existing); err != nil {
+		return nil, fmt.Errorf("get after create conflict: %w", err)
+	}
+	return existing, nil
+}

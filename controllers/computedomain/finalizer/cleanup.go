@@ -1,0 +1,88 @@
+// Package finalizer tears a ComputeDomain down: the domain's finalizer deletes the objects it caused in
+// the operator namespace, where no owner reference from the domain can reach, and releases its IMEX
+// channels before the domain goes.
+//
+// It deletes and never waits: daemon pods and their claims go through the kubelet plugin's normal
+// unprepare path, which needs only the plugin's checkpoint, so nothing is left stuck on a finalizer when
+// the domain is gone. Workload pods still running keep their device node but lose their IMEX daemons, so
+// imports over the domain's channel fail from then on.
+package finalizer
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// Name is the ComputeDomain finalizer, the same name NVIDIA's driver uses.
+const Name = "resource.nvidia.com/computeDomain"
+
+// ChannelReleaser frees a domain's IMEX channels.
+type ChannelReleaser interface {
+	Release(uid types.UID)
+}
+
+// Cleanup removes what a domain caused outside its own namespace.
+type Cleanup struct {
+	Client   client.Client
+	Channels ChannelReleaser
+	// OperatorNamespace holds the domain's member records.
+	OperatorNamespace string
+}
+
+// Ensure adds the finalizer to a live domain that lacks it. It reports whether it wrote.
+func Ensure(ctx context.Context, c client.Client, cd *v1beta1.ComputeDomain) (bool, error) {
+	if controllerutil.ContainsFinalizer(cd, Name) {
+		return false, nil
+	}
+	base := cd.DeepCopy()
+	controllerutil.AddFinalizer(cd, Name)
+	if err := c.Patch(ctx, cd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return false, fmt.Errorf("add finalizer %s: %w", Name, err)
+	}
+	return true, nil
+}
+
+// Run deletes the given objects (the domain's DaemonSet and daemon claim template) and the domain's member
+// records, releases its channels, and removes the finalizer. Objects already gone are fine, so a Run that
+// failed half way is simply run again.
+func (c Cleanup) Run(ctx context.Context, cd *v1beta1.ComputeDomain, owned []client.Object) error {
+	logger := klog.FromContext(ctx)
+	if !controllerutil.ContainsFinalizer(cd, Name) {
+		return nil
+	}
+	for _, obj := range owned {
+		err := c.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %T %s: %w", obj, klog.KObj(obj), err)
+		}
+		if err == nil {
+			logger.V(2).Info("Deleted object of deleted domain", "kind", fmt.Sprintf("%T", obj), "object", klog.KObj(obj))
+		}
+	}
+	// Members are owned by their daemon pods and go with them; deleting them here too makes the domain's
+	// end visible at once, also when a node is down and its pod cannot terminate.
+	if err := c.Client.DeleteAllOf(ctx, &v1beta1.ComputeDomainMember{},
+		client.InNamespace(c.OperatorNamespace),
+		client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(cd.UID)},
+	); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete ComputeDomainMembers of domain %s: %w", cd.UID, err)
+	}
+	c.Channels.Release(cd.UID)
+
+	base := cd.DeepCopy()
+	controllerutil.RemoveFinalizer(cd, Name)
+	if err := c.Client.Patch(ctx, cd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizer %s: %w", Name, err)
+	}
+	logger.V(2).Info("Removed finalizer of deleted domain")
+	return nil
+}

@@ -1,0 +1,183 @@
+package computedomain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// Metrics are the controller's Prometheus metrics. They live in the registry passed to NewMetrics, never
+// in a process-global one, so several controllers can run in one process.
+//
+//   - computedomain_formation_seconds: from the creation of a domain's first ComputeDomainMember (the
+//     first IMEX daemon registering, which follows the first workload pod's claim being prepared on its
+//     node) to the status write that first sets Ready=True, once per domain and controller process. The
+//     time from "pod bound" to the first member is not included: watching every pod would cost the
+//     controller a cluster-wide pod cache.
+//   - computedomain_domains{condition,status}: domains by condition type and status, at scrape time.
+//   - computedomain_controller_api_writes_total{kind,verb}: writes this controller sent to the API server.
+//   - computedomain_controller_api_conflicts_total{kind,verb}: those answered HTTP 409.
+type Metrics struct {
+	formation prometheus.Histogram
+	writes    *prometheus.CounterVec
+	conflicts *prometheus.CounterVec
+
+	mu         sync.Mutex
+	conditions map[types.UID]map[string]metav1.ConditionStatus
+	formed     map[types.UID]bool
+}
+
+// NewMetrics creates the metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		formation: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "computedomain_formation_seconds",
+			Help:    "Seconds from a ComputeDomain's first member record to its first Ready=True status.",
+			Buckets: []float64{0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300, 600},
+		}),
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "computedomain_controller_api_writes_total",
+			Help: "API writes sent by the ComputeDomain controller, by object kind and verb.",
+		}, []string{"kind", "verb"}),
+		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "computedomain_controller_api_conflicts_total",
+			Help: "API writes of the ComputeDomain controller answered with HTTP 409, by object kind and verb.",
+		}, []string{"kind", "verb"}),
+		conditions: map[types.UID]map[string]metav1.ConditionStatus{},
+		formed:     map[types.UID]bool{},
+	}
+	for _, c := range []prometheus.Collector{m.formation, m.writes, m.conflicts, domainsCollector{m}} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register ComputeDomain controller metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// observeDomain records a domain's conditions after its status was written, and its formation time the
+// first time it is Ready.
+func (m *Metrics) observeDomain(cd *v1beta1.ComputeDomain, members []v1beta1.ComputeDomainMember, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	conds := map[string]metav1.ConditionStatus{}
+	for _, c := range cd.Status.Conditions {
+		conds[c.Type] = c.Status
+	}
+	m.conditions[cd.UID] = conds
+	if conds[v1beta1.ComputeDomainConditionReady] != metav1.ConditionTrue || m.formed[cd.UID] || len(members) == 0 {
+		return
+	}
+	m.formed[cd.UID] = true
+	first := members[0].CreationTimestamp.Time
+	for _, mem := range members[1:] {
+		if mem.CreationTimestamp.Before(&metav1.Time{Time: first}) {
+			first = mem.CreationTimestamp.Time
+		}
+	}
+	m.formation.Observe(now.Sub(first).Seconds())
+}
+
+// forgetDomain drops a deleted domain.
+func (m *Metrics) forgetDomain(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.conditions, uid)
+	delete(m.formed, uid)
+}
+
+// domainsCollector reports computedomain_domains from the conditions last written.
+type domainsCollector struct{ m *Metrics }
+
+var domainsDesc = prometheus.NewDesc("computedomain_domains",
+	"ComputeDomains by condition type and status, as last written by the controller.", []string{"condition", "status"}, nil)
+
+func (c domainsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- domainsDesc }
+
+func (c domainsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	counts := map[[2]string]int{}
+	for _, conds := range c.m.conditions {
+		for t, s := range conds {
+			counts[[2]string{t, string(s)}]++
+		}
+	}
+	c.m.mu.Unlock()
+	keys := make([][2]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	for _, k := range keys {
+		ch <- prometheus.MustNewConstMetric(domainsDesc, prometheus.GaugeValue, float64(counts[k]), k[0], k[1])
+	}
+}
+
+// countingClient counts the writes of the client it wraps.
+type countingClient struct {
+	client.Client
+	m *Metrics
+}
+
+// instrument returns a client that counts its writes in m.
+func (m *Metrics) instrument(c client.Client) client.Client { return countingClient{Client: c, m: m} }
+
+func (c countingClient) count(obj runtime.Object, verb string, err error) error {
+	kind := "unknown"
+	if gvk, gerr := apiutil.GVKForObject(obj, c.Scheme()); gerr == nil {
+		kind = gvk.Kind
+	}
+	c.m.writes.WithLabelValues(kind, verb).Inc()
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		c.m.conflicts.WithLabelValues(kind, verb).Inc()
+	}
+	return err
+}
+
+func (c countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	return c.count(obj, "create", c.Client.Create(ctx, obj, opts...))
+}
+
+func (c countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	return c.count(obj, "update", c.Client.Update(ctx, obj, opts...))
+}
+
+func (c countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	return c.count(obj, "patch", c.Client.Patch(ctx, obj, patch, opts...))
+}
+
+func (c countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	return c.count(obj, "delete", c.Client.Delete(ctx, obj, opts...))
+}
+
+func (c countingClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	return c.count(obj, "deletecollection", c.Client.DeleteAllOf(ctx, obj, opts...))
+}
+
+func (c countingClient) Status() client.SubResourceWriter {
+	return countingStatusWriter{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+type countingStatusWriter struct {
+	client.SubResourceWriter
+	c countingClient
+}
+
+func (w countingStatusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return w.c.count(obj, "update-status", w.SubResourceWriter.Update(ctx, obj, opts...))
+}
+
+func (w countingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	return w.c.count(obj, "patch-status", w.SubResourceWriter.Patch(ctx, obj, patch, opts...))
+}

@@ -1,0 +1,285 @@
+package computedomain
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+)
+
+// ControllerName names the controller, its event source and its field manager.
+const ControllerName = "compute-domain-controller"
+
+// blockedRetry is how soon a domain blocked by a foreign claim template is looked at again; the
+// template is not ours, so no event of ours would tell when it is gone.
+const blockedRetry = 10 * time.Second
+
+// EventRecorder emits events.k8s.io events; controller-runtime's recorder satisfies it.
+type EventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...interface{})
+}
+
+// Reconciler reconciles ComputeDomains.
+type Reconciler struct {
+	client    client.Client
+	apiReader client.Reader
+	recorder  EventRecorder
+	channels  *ChannelAllocator
+	clock     clock.PassiveClock
+	metrics   *Metrics
+	cfg       Config
+}
+
+// Option configures a Reconciler.
+type Option func(*Reconciler)
+
+// WithClock sets the clock (default: the real clock).
+func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
+
+// WithChannelAllocator sets the channel allocator (default: a new one for cfg.MaxChannels).
+func WithChannelAllocator(a *ChannelAllocator) Option { return func(r *Reconciler) { r.channels = a } }
+
+// NewReconciler returns a reconciler that writes through c (wrapped to count its writes in m), confirms
+// cache misses through apiReader, and emits events through recorder.
+func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecorder, m *Metrics, cfg Config, opts ...Option) (*Reconciler, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Reconciler{
+		client:    m.instrument(c),
+		apiReader: apiReader,
+		recorder:  recorder,
+		clock:     clock.RealClock{},
+		metrics:   m,
+		cfg:       cfg,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.channels == nil {
+		r.channels = NewChannelAllocator(cfg.MaxChannels)
+	}
+	return r, nil
+}
+
+// SetupWithManager registers the member index and the controller's watches. workers is the number of
+// concurrent reconciles; the channel allocator serializes what must be serial.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField,
+		func(o client.Object) []string {
+			return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
+		}); err != nil {
+		return fmt.Errorf("index ComputeDomainMembers by %s: %w", v1beta1.ComputeDomainMemberDomainUIDField, err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1beta1.ComputeDomain{}).
+		Watches(&resourcev1.ResourceClaimTemplate{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
+		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// domainFromAnnotations maps an object the controller created (claim templates, DaemonSet) to the domain
+// its annotations name.
+func domainFromAnnotations(_ context.Context, o client.Object) []reconcile.Request {
+	ns, name := o.GetAnnotations()[DomainNamespaceAnnotation], o.GetAnnotations()[DomainNameAnnotation]
+	if ns == "" || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// domainOfMember maps a member record to its domain.
+func domainOfMember(_ context.Context, o client.Object) []reconcile.Request {
+	m, ok := o.(*v1beta1.ComputeDomainMember)
+	if !ok || m.Spec.DomainNamespace == "" || m.Spec.DomainName == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: m.Spec.DomainNamespace, Name: m.Spec.DomainName}}}
+}
+
+// Reconcile brings one domain's objects and status in line with its spec and members.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cd := &v1beta1.ComputeDomain{}
+	if err := r.client.Get(ctx, req.NamespacedName, cd); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone without our finalizer (or after it): nothing may stay allocated in its name.
+			r.channels.ReleaseNamed(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
+	}
+	logger := klog.FromContext(ctx).WithValues("computeDomain", klog.KObj(cd), "domainUID", cd.UID)
+	ctx = klog.NewContext(ctx, logger)
+
+	if err := r.rebuildChannels(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !cd.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, cd)
+	}
+	if _, err := finalizer.Ensure(ctx, r.client, cd); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	var errs []error
+	blocker, err := r.ensureWorkloadClaimTemplate(ctx, cd)
+	errs = append(errs, err)
+	errs = append(errs, r.ensureDaemonClaimTemplate(ctx, cd))
+	errs = append(errs, r.ensureDaemonSet(ctx, cd))
+
+	members, err := r.members(ctx, cd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	channels, channelErrs := r.assignChannels(cd, members)
+	status := membership.Compute(membership.Input{
+		Domain:            cd,
+		Members:           members,
+		Channels:          channels,
+		ChannelErrors:     channelErrs,
+		Blocker:           blocker,
+		Now:               metav1.NewTime(r.clock.Now()),
+		MaxNodesPerClique: r.cfg.MaxNodesPerClique,
+	})
+	if err := r.writeStatus(ctx, cd, status, members); err != nil {
+		return ctrl.Result{}, err
+	}
+	if blocker != nil {
+		return ctrl.Result{RequeueAfter: blockedRetry}, utilerrors.NewAggregate(errs)
+	}
+	return ctrl.Result{}, utilerrors.NewAggregate(errs)
+}
+
+// rebuildChannels restores the channel allocator from every domain's status, once per process, before
+// any channel is handed out.
+func (r *Reconciler) rebuildChannels(ctx context.Context) error {
+	conflicts, err := r.channels.RebuildOnce(func() ([]v1beta1.ComputeDomain, error) {
+		var list v1beta1.ComputeDomainList
+		if err := r.client.List(ctx, &list); err != nil {
+			return nil, err
+		}
+		return list.Items, nil
+	})
+	for _, c := range conflicts {
+		klog.FromContext(ctx).Info("Channel allocation in a status not restored", "reason", c.Error())
+	}
+	return err
+}
+
+// members lists the domain's member records through the field index.
+func (r *Reconciler) members(ctx context.Context, cd *v1beta1.ComputeDomain) ([]v1beta1.ComputeDomainMember, error) {
+	var list v1beta1.ComputeDomainMemberList
+	if err := r.client.List(ctx, &list, client.InNamespace(r.cfg.OperatorNamespace),
+		client.MatchingFields{v1beta1.ComputeDomainMemberDomainUIDField: string(cd.UID)}); err != nil {
+		return nil, fmt.Errorf("list ComputeDomainMembers of %s: %w", klog.KObj(cd), err)
+	}
+	return list.Items, nil
+}
+
+// assignChannels makes sure the domain holds a channel in every clique its members are in.
+func (r *Reconciler) assignChannels(cd *v1beta1.ComputeDomain, members []v1beta1.ComputeDomainMember) (map[string]int32, map[string]error) {
+	errs := map[string]error{}
+	for _, clique := range membership.Cliques(members) {
+		if _, err := r.channels.Assign(RefOf(cd), clique); err != nil {
+			errs[clique] = err
+		}
+	}
+	return r.channels.Channels(cd.UID), errs
+}
+
+// writeStatus writes the status when it changed (one merge patch, no optimistic lock: the controller is
+// the status's only writer), then records metrics and emits events for what changed.
+func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain, status v1beta1.ComputeDomainStatus, members []v1beta1.ComputeDomainMember) error {
+	if equality.Semantic.DeepEqual(cd.Status, status) {
+		r.metrics.observeDomain(cd, members, r.clock.Now())
+		return nil
+	}
+	before := cd.DeepCopy()
+	cd.Status = status
+	if err := r.client.Status().Patch(ctx, cd, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("write status of ComputeDomain %s: %w", klog.KObj(cd), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Wrote status", "status", status.Status, "readyNodes", status.ReadyNodes, "totalNodes", status.TotalNodes)
+	r.metrics.observeDomain(cd, members, r.clock.Now())
+	r.emitEvents(before, cd)
+	return nil
+}
+
+// emitEvents reports transitions of the Ready and Degraded conditions and new channel assignments.
+func (r *Reconciler) emitEvents(before, after *v1beta1.ComputeDomain) {
+	if r.recorder == nil {
+		return
+	}
+	transition := func(t string) (*metav1.Condition, bool) {
+		old := meta.FindStatusCondition(before.Status.Conditions, t)
+		cur := meta.FindStatusCondition(after.Status.Conditions, t)
+		if cur == nil {
+			return nil, false
+		}
+		return cur, old == nil || old.Status != cur.Status
+	}
+	if c, changed := transition(v1beta1.ComputeDomainConditionReady); changed {
+		switch {
+		case c.Status == metav1.ConditionTrue:
+			r.recorder.Eventf(after, nil, "Normal", c.Reason, "Reconcile", "ComputeDomain is Ready: %s", c.Message)
+		case meta.IsStatusConditionTrue(before.Status.Conditions, v1beta1.ComputeDomainConditionReady):
+			r.recorder.Eventf(after, nil, "Warning", c.Reason, "Reconcile", "ComputeDomain is no longer Ready: %s", c.Message)
+		}
+	}
+	if c, changed := transition(v1beta1.ComputeDomainConditionDegraded); changed {
+		if c.Status == metav1.ConditionTrue {
+			r.recorder.Eventf(after, nil, "Warning", c.Reason, "Reconcile", "ComputeDomain is degraded: %s", c.Message)
+		} else if meta.IsStatusConditionTrue(before.Status.Conditions, v1beta1.ComputeDomainConditionDegraded) {
+			r.recorder.Eventf(after, nil, "Normal", c.Reason, "Reconcile", "ComputeDomain recovered: %s", c.Message)
+		}
+	}
+	held := map[string]bool{}
+	for _, c := range before.Status.Cliques {
+		if c.Channel != nil {
+			held[c.CliqueID] = true
+		}
+	}
+	for _, c := range after.Status.Cliques {
+		if c.Channel != nil && !held[c.CliqueID] {
+			r.recorder.Eventf(after, nil, "Normal", "ChannelAssigned", "AssignChannel", "clique %s: IMEX channel %d", c.CliqueID, *c.Channel)
+		}
+	}
+}
+
+// finalize tears down a deleted domain.
+func (r *Reconciler) finalize(ctx context.Context, cd *v1beta1.ComputeDomain) error {
+	owned := []client.Object{
+		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.OperatorNamespace, Name: DaemonSetName(cd.UID)}},
+		&resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.OperatorNamespace, Name: DaemonClaimTemplateName(cd.UID)}},
+	}
+	cleanup := finalizer.Cleanup{Client: r.client, Channels: r.channels, OperatorNamespace: r.cfg.OperatorNamespace}
+	if err := cleanup.Run(ctx, cd, owned); err != nil {
+		return err
+	}
+	r.metrics.forgetDomain(cd.UID)
+	return nil
+}
