@@ -1,0 +1,132 @@
+package hostroot
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrNotFound is wrapped when a device name or capability is not present.
+var ErrNotFound = errors.New("not found")
+
+// CharDeviceMajor returns the major number of a character device driver from
+// the "Character devices:" section of /proc/devices.
+func (r Root) CharDeviceMajor(name string) (uint32, error) {
+	data, err := os.ReadFile(r.Path(ProcDevices))
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", ProcDevices, err)
+	}
+	inChar := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "":
+			continue
+		case strings.HasSuffix(line, ":"):
+			inChar = line == "Character devices:"
+			continue
+		case !inChar:
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 2 || fields[1] != name {
+			continue
+		}
+		major, err := strconv.ParseUint(fields[0], 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("%s: major of %s: %w", ProcDevices, name, err)
+		}
+		return uint32(major), nil
+	}
+	return 0, fmt.Errorf("%s: character device %q: %w", ProcDevices, name, ErrNotFound)
+}
+
+// ImexChannelMajor returns the major number of the IMEX channel devices
+// (the nvidia-caps-imex-channels line of /proc/devices).
+func (r Root) ImexChannelMajor() (uint32, error) {
+	return r.CharDeviceMajor(ImexChannelDeviceName)
+}
+
+// BootID returns the kernel's boot ID, which changes on every reboot.
+func (r Root) BootID() (string, error) {
+	data, err := os.ReadFile(r.Path(BootIDFile))
+	if err != nil {
+		return "", fmt.Errorf("read boot ID: %w", err)
+	}
+	id := strings.TrimSpace(string(data))
+	if id == "" {
+		return "", fmt.Errorf("%s is empty", BootIDFile)
+	}
+	return id, nil
+}
+
+// ImexChannels lists the channel numbers that have a device entry under
+// /dev/nvidia-caps-imex-channels, in order. A missing directory is no
+// channels.
+func (r Root) ImexChannels() ([]int, error) {
+	entries, err := os.ReadDir(r.Path(ImexChannelDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list IMEX channels: %w", err)
+	}
+	var out []int
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), "channel")
+		if !ok {
+			continue
+		}
+		if v, err := strconv.Atoi(n); err == nil && v >= 0 {
+			out = append(out, v)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// CapabilityMinor returns the DeviceFileMinor of a driver capability, named
+// relative to /proc/driver/nvidia/capabilities ("mig/config",
+// "fabric-imex-mgmt", "gpu0/mig/gi1/access", "gpu0/mig/gi1/ci0/access").
+// The device file is /dev/nvidia-caps/nvidia-cap<minor>.
+func (r Root) CapabilityMinor(capability string) (uint32, error) {
+	file := r.Path(CapabilitiesDir + "/" + strings.TrimPrefix(capability, "/"))
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("capability %s: %w", capability, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("capability %s: %w", capability, err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "DeviceFileMinor:"); ok {
+			minor, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+			if err != nil {
+				return 0, fmt.Errorf("capability %s: DeviceFileMinor: %w", capability, err)
+			}
+			return uint32(minor), nil
+		}
+	}
+	return 0, fmt.Errorf("capability %s: no DeviceFileMinor line", capability)
+}
+
+// MIGCapabilities returns the capability names ("gpu0/mig/gi1/access",
+// "gpu0/mig/gi1/ci0/access") a MIG device needs, for CapabilityMinor.
+func MIGCapabilities(gpuMinor, gi, ci int) (giAccess, ciAccess string) {
+	giAccess = fmt.Sprintf("gpu%d/mig/gi%d/access", gpuMinor, gi)
+	ciAccess = fmt.Sprintf("gpu%d/mig/gi%d/ci%d/access", gpuMinor, gi, ci)
+	return giAccess, ciAccess
+}
+
+// NvidiaCapDevice is the host path of the device file of a capability minor.
+func NvidiaCapDevice(minor uint32) string {
+	return fmt.Sprintf("%s/nvidia-cap%d", NvidiaCapsDir, minor)
+}

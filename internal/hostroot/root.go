@@ -1,0 +1,71 @@
+// Package hostroot resolves host paths (/dev, /proc, /sys) under one root
+// directory: "/" on a real node, a temporary directory populated by Fake in
+// tests and in the simulated cluster. Every component that reads or creates
+// host files takes a Root instead of using absolute paths, so that no test
+// touches the real /dev or /proc.
+package hostroot
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Well-known host paths.
+const (
+	ProcDevices           = "/proc/devices"
+	BootIDFile            = "/proc/sys/kernel/random/boot_id"
+	ImexChannelDir        = "/dev/nvidia-caps-imex-channels"
+	ImexChannelDeviceName = "nvidia-caps-imex-channels"
+	CapabilitiesDir       = "/proc/driver/nvidia/capabilities"
+	MIGMinorsFile         = "/proc/driver/nvidia-caps/mig-minors"
+	NvidiaCapsDir         = "/dev/nvidia-caps"
+	DriverVersionFile     = "/proc/driver/nvidia/version"
+)
+
+// Root is a host root directory. The zero value is the real root "/".
+type Root struct {
+	dir string
+}
+
+// New returns the root at dir; "" and "/" mean the real host.
+func New(dir string) Root {
+	if dir == "" {
+		dir = "/"
+	}
+	return Root{dir: filepath.Clean(dir)}
+}
+
+// Dir returns the root directory.
+func (r Root) Dir() string {
+	if r.dir == "" {
+		return "/"
+	}
+	return r.dir
+}
+
+// IsHost reports whether the root is the real host's "/".
+func (r Root) IsHost() bool { return r.Dir() == "/" }
+
+// Path maps an absolute host path ("/dev/nvidia0") into the root.
+func (r Root) Path(hostPath string) string {
+	if !strings.HasPrefix(hostPath, "/") {
+		hostPath = "/" + hostPath
+	}
+	return filepath.Join(r.Dir(), filepath.Clean(hostPath))
+}
+
+// HostPath maps a path inside the root back to the host path it stands for,
+// for writing CDI specs and mounts that name host paths.
+func (r Root) HostPath(path string) (string, error) {
+	rel, err := filepath.Rel(r.Dir(), path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("path %s is not under host root %s", path, r.Dir())
+	}
+	return filepath.Join("/", rel), nil
+}
+
+// ImexChannelPath is the host path of IMEX channel n inside the root.
+func (r Root) ImexChannelPath(n int) string {
+	return r.Path(fmt.Sprintf("%s/channel%d", ImexChannelDir, n))
+}
