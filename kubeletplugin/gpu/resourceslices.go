@@ -1,6 +1,8 @@
 package gpu
 
 import (
+	"fmt"
+
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 )
@@ -90,4 +92,34 @@ func BuildResources(inv Inventory, opts PublishOptions) resourceslice.DriverReso
 		slices = []resourceslice.Slice{{}}
 	}
 	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{opts.PoolName: {Slices: slices}}}
+}
+
+// ResourceSlices renders the pool as the ResourceSlice objects the slice
+// controller would write for this node (names are indicative: the controller
+// picks its own), for the inspect command and allocator checks.
+func ResourceSlices(driverName, nodeName string, res resourceslice.DriverResources) []*resourceapi.ResourceSlice {
+	var out []*resourceapi.ResourceSlice
+	for _, poolName := range sortedNames(res.Pools) {
+		pool := res.Pools[poolName]
+		for i, s := range pool.Slices {
+			slice := &resourceapi.ResourceSlice{
+				Spec: resourceapi.ResourceSliceSpec{
+					Driver:         driverName,
+					Pool:           resourceapi.ResourcePool{Name: poolName, Generation: pool.Generation, ResourceSliceCount: int64(len(pool.Slices))},
+					Devices:        s.Devices,
+					SharedCounters: s.SharedCounters,
+				},
+			}
+			slice.APIVersion, slice.Kind = "resource.k8s.io/v1", "ResourceSlice"
+			slice.Name = fmt.Sprintf("%x-%s-%s", i, driverName, nodeName)
+			if s.PerDeviceNodeSelection == nil {
+				n := nodeName
+				slice.Spec.NodeName = &n
+			} else {
+				slice.Spec.PerDeviceNodeSelection = s.PerDeviceNodeSelection
+			}
+			out = append(out, slice)
+		}
+	}
+	return out
 }
