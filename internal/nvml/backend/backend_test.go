@@ -1,0 +1,144 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+)
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestFlagsOverrideTheEnvironment(t *testing.T) {
+	cases := map[string]struct {
+		env  map[string]string
+		args []string
+		want Options
+	}{
+		"defaults select the real driver": {
+			want: Options{Mode: ModeReal, Cluster: "sim", MIG: "static", FaultFile: DefaultFaultFile},
+		},
+		"the environment selects a mock node": {
+			env:  map[string]string{EnvMode: "mock", EnvProfile: "gb200-nvl72", EnvNodeNameK8s: "node-a", EnvRack: "3"},
+			want: Options{Mode: ModeMock, Profile: "gb200-nvl72", NodeName: "node-a", Cluster: "sim", Rack: 3, MIG: "static", FaultFile: DefaultFaultFile},
+		},
+		"flags win over the environment": {
+			env:  map[string]string{EnvMode: "mock", EnvProfile: "gb200-nvl72", EnvNodeName: "node-a"},
+			args: []string{"--nvml-mock-profile=a100-40gb-mig", "--nvml-mock-mig=dynamic", "--nvml-mock-fault-file="},
+			want: Options{Mode: ModeMock, Profile: "a100-40gb-mig", NodeName: "node-a", Cluster: "sim", MIG: "dynamic"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := OptionsFromEnv(envOf(tc.env))
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, o, cmp.AllowUnexported(hostroot.Root{})); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInvalidOptionsNameTheFlag(t *testing.T) {
+	cases := map[string]struct {
+		o    Options
+		want string
+	}{
+		"unknown mode":         {Options{Mode: "fake"}, "--nvml \"fake\": allowed: real, mock"},
+		"mock without profile": {Options{Mode: ModeMock, NodeName: "n"}, "--nvml-mock-profile"},
+		"mock without a node":  {Options{Mode: ModeMock, Profile: "hgx-h100-8"}, "--nvml-mock-node-name"},
+		"unknown MIG mode":     {Options{Mode: ModeMock, Profile: "hgx-h100-8", NodeName: "n", MIG: "some"}, "--nvml-mock-mig \"some\": allowed: static, dynamic"},
+		"unknown profile":      {Options{Mode: ModeMock, Profile: "dgx-z900", NodeName: "n"}, "profile \"dgx-z900\": unknown (allowed: a100-40gb-mig"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Open(context.Background(), tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Open error = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRealModeFailsCleanlyWithoutADriver(t *testing.T) {
+	_, err := Open(context.Background(), Options{Mode: ModeReal, LibraryPath: filepath.Join(t.TempDir(), "libnvidia-ml.so.1")})
+	if err == nil || !strings.Contains(err.Error(), "initialise NVML (real)") {
+		t.Errorf("Open(real) without a driver = %v, want an initialisation error", err)
+	}
+}
+
+func TestMockModeWatchesTheFaultFileInTheHostRoot(t *testing.T) {
+	root, err := hostroot.Fake(t.TempDir(), hostroot.FakeSpec{NodeName: "node-a", GPUs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lib, err := Open(ctx, Options{
+		Mode: ModeMock, Profile: "gb200-nvl72", NodeName: "node-a", Rack: 1,
+		FaultFile: DefaultFaultFile, FaultPollInterval: 5 * time.Millisecond, HostRoot: root,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Shutdown()
+	clique, err := nvml.NodeCliqueID(lib)
+	if want := mock.RackClusterUUID("sim", 1) + ".32766"; err != nil || clique != want {
+		t.Fatalf("clique = %q, %v; want %q", clique, err, want)
+	}
+	path := root.Path(DefaultFaultFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("gpus: [{index: 2, fabricState: NotStarted}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := nvml.NodeCliqueID(lib); errors.Is(err, nvml.ErrFabricNotReady) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fault file in the host root was not applied")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestMockModeLoadsAProfileFile(t *testing.T) {
+	data, err := os.ReadFile("../mock/profiles/hgx-h100-8.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom := strings.Replace(string(data), "gpuCount: 8", "gpuCount: 2", 1)
+	custom = strings.Replace(custom, `["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0", "0000:9d:00.0", "0000:c3:00.0", "0000:d1:00.0", "0000:df:00.0"]`, `["0000:1b:00.0", "0000:43:00.0"]`, 1)
+	custom = strings.Replace(custom, "numaNodes: [0, 0, 0, 0, 1, 1, 1, 1]", "numaNodes: [0, 1]", 1)
+	file := filepath.Join(t.TempDir(), "two-h100.yaml")
+	if err := os.WriteFile(file, []byte(custom), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := Open(context.Background(), Options{Mode: ModeMock, ProfileFile: file, NodeName: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Shutdown()
+	if n, _ := lib.DeviceGetCount(); n != 2 {
+		t.Errorf("GPUs from the profile file = %d, want 2", n)
+	}
+}
