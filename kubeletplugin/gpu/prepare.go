@@ -288,6 +288,7 @@ func (d *Driver) applyDevices(ctx context.Context, uid string, state *checkpoint
 			if err != nil {
 				return &prepareError{reason: reasonNVML, err: fmt.Errorf("device %s: %w", p.Name, err)}
 			}
+			d.crashPoint("mig-created-unrecorded")
 			p.Data.GIID, p.Data.CIID, p.Data.UUID = inst.GIID, inst.CIID, inst.UUID
 			state.Devices[i] = checkpointDevice(d.poolName(), *p, nil)
 			if err := d.saveClaim(uid, *state); err != nil {
