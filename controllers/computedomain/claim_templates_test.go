@@ -1,0 +1,128 @@
+package computedomain
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+const (
+	testOperatorNS = "nvidia-dra"
+	testUID        = "0f3c9a7e-1111-2222-3333-444455556666"
+)
+
+func testConfig() Config {
+	return Config{OperatorNamespace: testOperatorNS, DaemonImage: "registry.example/cd:v1"}.WithDefaults()
+}
+
+// claimView is what a claim template says, flattened for comparison.
+type claimView struct {
+	Namespace, Name string
+	Class           string
+	Count           int64
+	Driver          string
+	Config          v1beta1.DeviceConfig
+	Owner           *metav1.OwnerReference
+	Labels          map[string]string
+}
+
+func viewOf(t *testing.T, rct *resourcev1.ResourceClaimTemplate) claimView {
+	t.Helper()
+	d := rct.Spec.Spec.Devices
+	if len(d.Requests) != 1 || d.Requests[0].Exactly == nil || len(d.Config) != 1 || d.Config[0].Opaque == nil {
+		t.Fatalf("claim template %s has not exactly one request and one opaque config: %+v", rct.Name, d)
+	}
+	if diff := cmp.Diff(d.Requests[0].Name, d.Config[0].Requests[0]); diff != "" || len(d.Config[0].Requests) != 1 {
+		t.Errorf("config applies to %v, want the one request %q", d.Config[0].Requests, d.Requests[0].Name)
+	}
+	// The opaque parameters must pass the same strict decoder the kubelet plugin uses.
+	cfg, err := v1beta1.DecodeConfig(d.Config[0].Opaque.Parameters.Raw)
+	if err != nil {
+		t.Fatalf("decode opaque parameters %s: %v", d.Config[0].Opaque.Parameters.Raw, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("opaque parameters do not validate: %v", err)
+	}
+	return claimView{
+		Namespace: rct.Namespace, Name: rct.Name,
+		Class:  d.Requests[0].Exactly.DeviceClassName,
+		Count:  d.Requests[0].Exactly.Count,
+		Driver: d.Config[0].Opaque.Driver,
+		Config: cfg,
+		Owner:  metav1.GetControllerOf(rct),
+		Labels: rct.Labels,
+	}
+}
+
+func TestWorkloadClaimTemplate(t *testing.T) {
+	base := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Channel("job-channel")
+	owner := &metav1.OwnerReference{
+		APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomain", Name: "job", UID: testUID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}
+	labels := map[string]string{ManagedByLabelKey: ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID}
+	channelConfig := func(mode v1beta1.ComputeDomainAllocationMode) *v1beta1.ComputeDomainChannelConfig {
+		return &v1beta1.ComputeDomainChannelConfig{
+			TypeMeta: metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomainChannelConfig"},
+			DomainID: testUID, AllocationMode: mode,
+		}
+	}
+	cases := map[string]struct {
+		domain *v1beta1.ComputeDomain
+		want   claimView
+	}{
+		"a domain without an allocation mode gets a Single channel template in its namespace, owned by it": {
+			domain: base.Clone().Obj(),
+			want: claimView{Namespace: "team-a", Name: "job-channel", Class: DefaultChannelDeviceClass, Count: 1,
+				Driver: DefaultDriverName, Config: channelConfig(v1beta1.AllocationModeSingle), Owner: owner, Labels: labels},
+		},
+		"allocationMode All keeps its meaning in the opaque config": {
+			domain: base.Clone().AllocationMode(v1beta1.AllocationModeAll).Obj(),
+			want: claimView{Namespace: "team-a", Name: "job-channel", Class: DefaultChannelDeviceClass, Count: 1,
+				Driver: DefaultDriverName, Config: channelConfig(v1beta1.AllocationModeAll), Owner: owner, Labels: labels},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rct, err := WorkloadClaimTemplate(tc.domain, testConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, viewOf(t, rct)); diff != "" {
+				t.Errorf("workload claim template (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDaemonClaimTemplate(t *testing.T) {
+	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
+	cfg := testConfig()
+	cfg.DriverName = "cd.test.example.com"
+	cfg.DaemonDeviceClass = "cd-daemon.test.example.com"
+	rct, err := DaemonClaimTemplate(cd, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := claimView{
+		Namespace: testOperatorNS, Name: "cd-" + testUID + "-daemon",
+		Class: "cd-daemon.test.example.com", Count: 1, Driver: "cd.test.example.com",
+		Config: &v1beta1.ComputeDomainDaemonConfig{
+			TypeMeta: metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomainDaemonConfig"},
+			DomainID: testUID,
+		},
+		Labels: map[string]string{ManagedByLabelKey: ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID},
+	}
+	if diff := cmp.Diff(want, viewOf(t, rct)); diff != "" {
+		t.Errorf("daemon claim template (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{DomainNamespaceAnnotation: "team-a", DomainNameAnnotation: "job"}, rct.Annotations); diff != "" {
+		t.Errorf("annotations that map the template back to its domain (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,129 @@
+package finalizer
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	appsv1 "k8s.io/api/apps/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+const opNS = "nvidia-dra"
+
+type releases []types.UID
+
+func (r *releases) Release(uid types.UID) { *r = append(*r, uid) }
+
+func scheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestCleanupRun(t *testing.T) {
+	now := metav1.Now()
+	doomed := utiltesting.MakeComputeDomain("job", "team-a").UID("uid-doomed").Obj()
+	doomed.Finalizers = []string{Name, "example.com/other"}
+	doomed.DeletionTimestamp = &now
+	other := utiltesting.MakeComputeDomain("other", "team-a").UID("uid-other").Obj()
+
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: opNS, Name: "cd-uid-doomed"}}
+	rct := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: opNS, Name: "cd-uid-doomed-daemon"}}
+	cases := map[string]struct {
+		existing []client.Object
+	}{
+		"everything the domain caused exists and goes": {
+			existing: []client.Object{ds.DeepCopy(), rct.DeepCopy()},
+		},
+		"a teardown that half ran before runs again without error": {
+			existing: nil,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			objs := append([]client.Object{
+				doomed.DeepCopy(),
+				cdtesting.MakeMember(doomed, "n1", opNS).Obj(),
+				cdtesting.MakeMember(doomed, "n2", opNS).Obj(),
+				cdtesting.MakeMember(other, "n1", opNS).Obj(),
+			}, tc.existing...)
+			c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).Build()
+			var released releases
+			cd := &v1beta1.ComputeDomain{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(doomed), cd); err != nil {
+				t.Fatal(err)
+			}
+			cleanup := Cleanup{Client: c, Channels: &released, OperatorNamespace: opNS}
+			if err := cleanup.Run(ctx, cd, []client.Object{ds.DeepCopy(), rct.DeepCopy()}); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			for _, obj := range []client.Object{ds.DeepCopy(), rct.DeepCopy()} {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+					t.Errorf("%T %s still there (err %v)", obj, obj.GetName(), err)
+				}
+			}
+			var members v1beta1.ComputeDomainMemberList
+			if err := c.List(ctx, &members); err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			for _, m := range members.Items {
+				left = append(left, m.Spec.DomainName+"/"+m.Spec.NodeName)
+			}
+			if diff := cmp.Diff([]string{"other/n1"}, left); diff != "" {
+				t.Errorf("members left (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(releases{"uid-doomed"}, released); diff != "" {
+				t.Errorf("channel releases (-want +got):\n%s", diff)
+			}
+			got := &v1beta1.ComputeDomain{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(doomed), got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"example.com/other"}, got.Finalizers, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("finalizers (-want +got): only ours goes\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEnsure(t *testing.T) {
+	ctx := context.Background()
+	cd := utiltesting.MakeComputeDomain("job", "team-a").UID("uid").Obj()
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(cd).Build()
+	got := &v1beta1.ComputeDomain{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cd), got); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		wrote, err := Ensure(ctx, c, got)
+		if err != nil || wrote != want {
+			t.Errorf("call %d: Ensure wrote=%v err=%v, want wrote=%v", i, wrote, err, want)
+		}
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cd), got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{Name}, got.Finalizers); diff != "" {
+		t.Errorf("finalizers (-want +got):\n%s", diff)
+	}
+}

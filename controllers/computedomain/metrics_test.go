@@ -1,0 +1,137 @@
+package computedomain
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+func readyCondition(status metav1.ConditionStatus) metav1.Condition {
+	return metav1.Condition{Type: v1beta1.ComputeDomainConditionReady, Status: status, Reason: "X"}
+}
+
+func TestMetricsFormationAndConditions(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second set of metrics in its own registry must not collide: nothing is process-global.
+	if _, err := NewMetrics(prometheus.NewRegistry()); err != nil {
+		t.Fatalf("second instance: %v", err)
+	}
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	a := utiltesting.MakeComputeDomain("a", "ns").UID("uid-a").Condition(readyCondition(metav1.ConditionFalse)).Obj()
+	members := []v1beta1.ComputeDomainMember{
+		*cdtesting.MakeMember(a, "n2", "op").Created(metav1.NewTime(t0.Add(2 * time.Second))).Obj(),
+		*cdtesting.MakeMember(a, "n1", "op").Created(metav1.NewTime(t0)).Obj(),
+	}
+	m.observeDomain(a, members, t0.Add(3*time.Second)) // not Ready: no formation yet
+	aReady := a.DeepCopy()
+	aReady.Status.Conditions = []metav1.Condition{readyCondition(metav1.ConditionTrue)}
+	m.observeDomain(aReady, members, t0.Add(5*time.Second))
+	m.observeDomain(aReady, members, t0.Add(50*time.Second)) // formed once: not observed again
+	b := utiltesting.MakeComputeDomain("b", "ns").UID("uid-b").Condition(readyCondition(metav1.ConditionFalse)).Obj()
+	m.observeDomain(b, nil, t0)
+
+	want := map[string]float64{
+		`computedomain_domains{condition="Ready",status="False"}`: 1,
+		`computedomain_domains{condition="Ready",status="True"}`:  1,
+		`computedomain_formation_seconds_count`:                   1,
+		`computedomain_formation_seconds_sum`:                     5,
+	}
+	if diff := cmp.Diff(want, gather(t, reg, "computedomain_domains", "computedomain_formation_seconds")); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+
+	m.forgetDomain("uid-a")
+	want = map[string]float64{`computedomain_domains{condition="Ready",status="False"}`: 1}
+	if diff := cmp.Diff(want, gather(t, reg, "computedomain_domains")); diff != "" {
+		t.Errorf("metrics after the domain is gone (-want +got):\n%s", diff)
+	}
+}
+
+// gather returns the named metric families as series → value (histograms as _count and _sum).
+func gather(t *testing.T, g prometheus.Gatherer, names ...string) map[string]float64 {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wanted := map[string]bool{}
+	for _, n := range names {
+		wanted[n] = true
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if !wanted[f.GetName()] {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			var labels []string
+			for _, l := range mt.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			series := f.GetName()
+			if len(labels) > 0 {
+				series += "{" + strings.Join(labels, ",") + "}"
+			}
+			switch {
+			case mt.GetHistogram() != nil:
+				out[series+"_count"] = float64(mt.GetHistogram().GetSampleCount())
+				out[series+"_sum"] = mt.GetHistogram().GetSampleSum()
+			case mt.GetGauge() != nil:
+				out[series] = mt.GetGauge().GetValue()
+			case mt.GetCounter() != nil:
+				out[series] = mt.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+func TestCountingClient(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.instrument(fake.NewClientBuilder().WithScheme(scheme).Build())
+	ctx := context.Background()
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "op"}}
+	if err := c.Create(ctx, ds.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, ds.DeepCopy()); err == nil {
+		t.Fatal("second create succeeded")
+	}
+	if err := c.Delete(ctx, ds.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		`computedomain_controller_api_writes_total{kind="DaemonSet",verb="create"}`:    2,
+		`computedomain_controller_api_writes_total{kind="DaemonSet",verb="delete"}`:    1,
+		`computedomain_controller_api_conflicts_total{kind="DaemonSet",verb="create"}`: 1,
+	}
+	if diff := cmp.Diff(want, gather(t, reg, "computedomain_controller_api_writes_total", "computedomain_controller_api_conflicts_total")); diff != "" {
+		t.Errorf("write metrics (-want +got):\n%s", diff)
+	}
+}
