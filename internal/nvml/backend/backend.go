@@ -184,6 +184,14 @@ func newMock(o Options) (*mock.Lib, error) {
 		Rack:     o.Rack,
 		MIG:      mock.MIGMode(o.MIG),
 	}
+	if root := o.HostRoot; root.IsFake() {
+		cfg.MIGDeviceHook = func(gpuMinor, gi, ci int, created bool) error {
+			if created {
+				return root.AddMIGDevice(gpuMinor, gi, ci)
+			}
+			return root.RemoveMIGDevice(gpuMinor, gi, ci)
+		}
+	}
 	if o.ProfileFile != "" {
 		p, err := mock.LoadProfileFile(o.ProfileFile)
 		if err != nil {

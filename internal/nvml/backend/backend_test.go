@@ -142,3 +142,34 @@ func TestMockModeLoadsAProfileFile(t *testing.T) {
 		t.Errorf("GPUs from the profile file = %d, want 2", n)
 	}
 }
+
+func TestMockMIGDevicesAppearInAFakeHostRoot(t *testing.T) {
+	root, err := hostroot.Fake(t.TempDir(), hostroot.FakeSpec{NodeName: "node-a", GPUs: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := Open(context.Background(), Options{Mode: ModeMock, Profile: "a100-40gb-mig", NodeName: "node-a", HostRoot: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Shutdown()
+	// GPU 3's static layout is one 7g.40gb: GPU instance 0, compute instance 0.
+	giCap, ciCap := hostroot.MIGCapabilities(3, 0, 0)
+	for _, c := range []string{giCap, ciCap} {
+		if _, err := root.CapabilityMinor(c); err != nil {
+			t.Errorf("static MIG device capability %s: %v", c, err)
+		}
+	}
+	dev, _ := lib.DeviceGetHandleByIndex(3)
+	gi, _ := dev.GetGpuInstanceById(0)
+	cis, _ := gi.GetComputeInstances(&nvml.ComputeInstanceProfileInfo{Id: nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE})
+	if len(cis) != 1 {
+		t.Fatalf("compute instances = %d, want 1", len(cis))
+	}
+	if r := cis[0].Destroy(); r != nvml.SUCCESS {
+		t.Fatalf("Destroy: %v", r)
+	}
+	if _, err := root.CapabilityMinor(ciCap); !errors.Is(err, hostroot.ErrNotFound) {
+		t.Errorf("capability %s after destroying the compute instance: %v, want ErrNotFound", ciCap, err)
+	}
+}

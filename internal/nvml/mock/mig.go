@@ -110,6 +110,11 @@ func (gi *gpuInstance) createCI(profile int) (*computeInstance, nvml.Return) {
 		start:   free[0],
 		uuid:    MIGUUID(g.lib.cfg.NodeName, g.index, g.migSerial),
 	}
+	if hook := g.lib.cfg.MIGDeviceHook; hook != nil {
+		if err := hook(g.index, int(gi.id), int(id), true); err != nil {
+			return nil, nvml.ERROR_UNKNOWN
+		}
+	}
 	g.migSerial++
 	gi.cis[id] = ci
 	return ci, nvml.SUCCESS
@@ -277,5 +282,10 @@ func (ci *computeInstance) Destroy() nvml.Return {
 	}
 	delete(ci.gi.cis, ci.id)
 	ci.destroyed = true
+	if hook := ci.gi.gpu.lib.cfg.MIGDeviceHook; hook != nil {
+		if err := hook(ci.gi.gpu.index, int(ci.gi.id), int(ci.id), false); err != nil {
+			return nvml.ERROR_UNKNOWN
+		}
+	}
 	return nvml.SUCCESS
 }

@@ -41,6 +41,12 @@ type Config struct {
 	CliqueID    *uint32
 	// MIG chooses static layouts or dynamic (empty) MIG; default static.
 	MIG MIGMode
+	// MIGDeviceHook, when set, is called (under the node's lock) after a MIG
+	// device (compute instance) is created or destroyed, with the parent's
+	// minor and the GPU and compute instance IDs, so that a fake host root
+	// can mirror the driver's capability files (hostroot.Root.AddMIGDevice).
+	// A failing hook fails the create (ERROR_UNKNOWN, nothing created).
+	MIGDeviceHook func(gpuMinor, gi, ci int, created bool) error
 }
 
 // Lib is one simulated node's NVML. It implements nvml.Interface.
