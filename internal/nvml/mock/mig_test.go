@@ -64,7 +64,7 @@ func TestStaticLayoutsReportTheMIGHierarchy(t *testing.T) {
 			want: []migRow{
 				{"4g.40gb", 5, 1, 0, 0, 56, 4, 2, 0, 0, 40192, 1, true},
 				{"2g.20gb", 14, 5, 0, 4, 28, 2, 1, 0, 0, 19968, 1, true},
-				{"1g.10gb", 19, 13, 0, 6, 14, 1, 0, 0, 0, 9856, 1, true},
+				{"1g.10gb", 19, 13, 0, 6, 14, 1, 0, 0, 0, 9728, 1, true},
 			},
 		},
 		"an empty MIG-enabled GPU has no MIG devices": {
