@@ -53,6 +53,10 @@ type FakeSpec struct {
 	ImexChannels int
 	// DriverVersion is written to /proc/driver/nvidia/version.
 	DriverVersion string
+	// PCIBusIDs are the GPUs' bus IDs ("0000:1b:00.0"); each gets a sysfs
+	// device under its PCIe root (PCIeRoot) and the /sys/bus/pci/devices
+	// symlink that k8s.io/dynamic-resource-allocation/deviceattribute reads.
+	PCIBusIDs []string
 }
 
 // IsFake reports whether the root was made by Fake.
@@ -112,6 +116,11 @@ func Fake(dir string, spec FakeSpec) (Root, error) {
 	}
 	if err := os.MkdirAll(r.Path(ImexChannelDir), 0o755); err != nil {
 		return Root{}, fmt.Errorf("fake host root: %w", err)
+	}
+	for _, busID := range spec.PCIBusIDs {
+		if err := r.addPCIDevice(busID); err != nil {
+			return Root{}, fmt.Errorf("fake host root: %w", err)
+		}
 	}
 	for n := 0; n < spec.ImexChannels; n++ {
 		if _, err := r.CreateImexChannel(n); err != nil {
@@ -220,4 +229,36 @@ func (r Root) RemoveMIGDevice(gpuMinor, gi, ci int) error {
 		return fmt.Errorf("remove MIG device: %w", err)
 	}
 	return nil
+}
+
+// PCIeRoot is the PCIe root complex ("pci0000:10") a fake root places a bus
+// ID ("0000:1b:00.0") under: the bus's domain, and its bus number rounded
+// down to a multiple of 16, so neighbouring GPUs share a root as GPUs behind
+// one PCIe switch do.
+func PCIeRoot(busID string) (string, error) {
+	var domain, bus, dev, fn uint32
+	if _, err := fmt.Sscanf(busID, "%x:%x:%x.%x", &domain, &bus, &dev, &fn); err != nil {
+		return "", fmt.Errorf("PCI bus ID %q: want domain:bus:device.function: %w", busID, err)
+	}
+	return fmt.Sprintf("pci%04x:%02x", domain, bus&0xf0), nil
+}
+
+func (r Root) addPCIDevice(busID string) error {
+	busID = strings.ToLower(busID)
+	root, err := PCIeRoot(busID)
+	if err != nil {
+		return err
+	}
+	device := filepath.Join("devices", root, busID)
+	if err := os.MkdirAll(r.Path("/sys/"+device), 0o755); err != nil {
+		return err
+	}
+	link := r.Path("/sys/bus/pci/devices/" + busID)
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		return err
+	}
+	if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.Symlink(filepath.Join("..", "..", "..", device), link)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/dynamic-resource-allocation/deviceattribute"
 )
 
 func TestPathResolvesUnderTheRoot(t *testing.T) {
@@ -180,5 +181,24 @@ func TestReadersReportMissingFiles(t *testing.T) {
 	}
 	if _, err := r.ImexChannelMajor(); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a block device of that name was taken for the character device: %v", err)
+	}
+}
+
+func TestAFakeRootResolvesPCIeRoots(t *testing.T) {
+	r, err := Fake(t.TempDir(), FakeSpec{NodeName: "node-a", GPUs: 2, PCIBusIDs: []string{"0000:1b:00.0", "0019:01:00.0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, id := range []string{"0000:1b:00.0", "0019:01:00.0"} {
+		attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(id, deviceattribute.WithFSFromRoot(r.Path("/sys")))
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		got[id] = *attr.Value.StringValue
+	}
+	want := map[string]string{"0000:1b:00.0": "pci0000:10", "0019:01:00.0": "pci0019:00"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("PCIe roots (-want +got):\n%s", diff)
 	}
 }
