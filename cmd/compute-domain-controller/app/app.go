@@ -1,0 +1,276 @@
+// Package app is the ComputeDomain controller binary: flags, manager, metrics endpoint. Run holds no
+// process-global state (its own flag set, logger, metrics registry and controller-runtime options), so
+// several instances can run in one process.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+)
+
+// options are the command-line flags.
+type options struct {
+	kubeconfig            string
+	namespace             string
+	daemonImage           string
+	daemonImagePullPolicy string
+	daemonCommand         string
+	daemonServiceAccount  string
+	driverName            string
+	channelDeviceClass    string
+	daemonDeviceClass     string
+	maxNodesPerClique     int
+	workers               int
+	metricsAddress        string
+	healthProbeAddress    string
+	leaderElect           bool
+	leaderElectionID      string
+	leaderElectionNS      string
+	leaseDuration         time.Duration
+	renewDeadline         time.Duration
+	retryPeriod           time.Duration
+	logConfig             *textlogger.Config
+}
+
+func parse(args []string) (*options, error) {
+	o := &options{logConfig: textlogger.NewConfig()}
+	fs := flag.NewFlagSet("compute-domain-controller", flag.ContinueOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty: the in-cluster config.")
+	fs.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "The operator namespace: where the per-domain DaemonSets, daemon claim templates and member records live (default $POD_NAMESPACE).")
+	fs.StringVar(&o.daemonImage, "daemon-image", "", "Image of the IMEX daemon pods (required).")
+	fs.StringVar(&o.daemonImagePullPolicy, "daemon-image-pull-policy", string(corev1.PullIfNotPresent), "Pull policy of the IMEX daemon image: Always, IfNotPresent or Never.")
+	fs.StringVar(&o.daemonCommand, "daemon-command", computedomain.DefaultDaemonCommand, "Command of the IMEX daemon container, space separated.")
+	fs.StringVar(&o.daemonServiceAccount, "daemon-service-account", computedomain.DefaultDaemonServiceAccount, "Service account of the IMEX daemon pods.")
+	fs.StringVar(&o.driverName, "driver-name", computedomain.DefaultDriverName, "Name of the compute-domain DRA driver the claim templates' opaque configs address.")
+	fs.StringVar(&o.channelDeviceClass, "channel-device-class", computedomain.DefaultChannelDeviceClass, "DeviceClass of the workload channel claims.")
+	fs.StringVar(&o.daemonDeviceClass, "daemon-device-class", computedomain.DefaultDaemonDeviceClass, "DeviceClass of the daemon claims.")
+	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", 18, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
+	fs.IntVar(&o.workers, "workers", 4, "Concurrent reconciles.")
+	fs.StringVar(&o.metricsAddress, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
+	fs.StringVar(&o.healthProbeAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that one of several replicas reconciles.")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", "compute-domain-controller.resource.nvidia.com", "Name of the leader election Lease.")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: --namespace).")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "Leader election lease duration.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "Leader election renew deadline.")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "Leader election retry period.")
+	o.logConfig.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
+	}
+	switch corev1.PullPolicy(o.daemonImagePullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		return nil, fmt.Errorf("--daemon-image-pull-policy: %q, allowed values: Always, IfNotPresent, Never", o.daemonImagePullPolicy)
+	}
+	if o.maxNodesPerClique < 1 {
+		return nil, fmt.Errorf("--max-nodes-per-clique: %d, must be at least 1", o.maxNodesPerClique)
+	}
+	if o.workers < 1 {
+		return nil, fmt.Errorf("--workers: %d, must be at least 1", o.workers)
+	}
+	if o.leaderElectionNS == "" {
+		o.leaderElectionNS = o.namespace
+	}
+	return o, nil
+}
+
+// controllerConfig turns the flags into the reconciler's config, naming the flag that is unusable.
+func (o *options) controllerConfig() (computedomain.Config, error) {
+	cfg := computedomain.Config{
+		OperatorNamespace:     o.namespace,
+		DriverName:            o.driverName,
+		ChannelDeviceClass:    o.channelDeviceClass,
+		DaemonDeviceClass:     o.daemonDeviceClass,
+		DaemonImage:           o.daemonImage,
+		DaemonImagePullPolicy: corev1.PullPolicy(o.daemonImagePullPolicy),
+		DaemonCommand:         strings.Fields(o.daemonCommand),
+		DaemonServiceAccount:  o.daemonServiceAccount,
+		MaxNodesPerClique:     o.maxNodesPerClique,
+	}.WithDefaults()
+	switch {
+	case cfg.OperatorNamespace == "":
+		return cfg, fmt.Errorf("--namespace: must be set (or $POD_NAMESPACE): the operator namespace")
+	case cfg.DaemonImage == "":
+		return cfg, fmt.Errorf("--daemon-image: must be set: the image of the IMEX daemon pods")
+	}
+	return cfg, cfg.Validate()
+}
+
+// Run parses args and runs the controller until ctx ends.
+func Run(ctx context.Context, args []string) error {
+	o, err := parse(args)
+	if err != nil {
+		return err
+	}
+	restConfig, err := loadConfig(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	return run(ctx, restConfig, o)
+}
+
+// RunWithConfig is Run for callers that already hold a client config (the simulated cluster); a
+// --kubeconfig flag in args is ignored.
+func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string) error {
+	o, err := parse(args)
+	if err != nil {
+		return err
+	}
+	return run(ctx, rest.CopyConfig(restConfig), o)
+}
+
+func loadConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig is empty and the in-cluster config is unavailable: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+func run(ctx context.Context, restConfig *rest.Config, o *options) error {
+	logger := textlogger.NewLogger(o.logConfig).WithName("compute-domain-controller")
+	ctx = klog.NewContext(ctx, logger)
+
+	cfg, err := o.controllerConfig()
+	if err != nil {
+		return err
+	}
+
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	managed := labels.SelectorFromSet(labels.Set{computedomain.ManagedByLabelKey: computedomain.ManagedByLabelValue})
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme: scheme,
+		Logger: logger,
+		// controller-runtime's metrics server serves its process-global registry; ours serves our own.
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        o.healthProbeAddress,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              o.leaderElectionID,
+		LeaderElectionNamespace:       o.leaderElectionNS,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
+		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&resourcev1.ResourceClaimTemplate{}: {Label: managed},
+			&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{o.namespace: {}}},
+			&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{o.namespace: {}}},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+
+	registry := prometheus.NewRegistry()
+	metrics, err := computedomain.NewMetrics(registry)
+	if err != nil {
+		return err
+	}
+	r, err := computedomain.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(computedomain.ControllerName), metrics, cfg)
+	if err != nil {
+		return err
+	}
+	if err := r.SetupWithManager(ctx, mgr, o.workers); err != nil {
+		return err
+	}
+	if o.metricsAddress != "0" && o.metricsAddress != "" {
+		if err := mgr.Add(&metricsEndpoint{address: o.metricsAddress, gatherer: registry}); err != nil {
+			return err
+		}
+	}
+	if o.healthProbeAddress != "0" && o.healthProbeAddress != "" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+	}
+	logger.Info("Starting", "namespace", cfg.OperatorNamespace, "driver", cfg.DriverName, "daemonImage", cfg.DaemonImage, "leaderElect", o.leaderElect)
+	return mgr.Start(ctx)
+}
+
+// metricsEndpoint serves one registry over HTTP, on every replica (not only the leader).
+type metricsEndpoint struct {
+	address  string
+	gatherer prometheus.Gatherer
+}
+
+func (m *metricsEndpoint) NeedLeaderElection() bool { return false }
+
+func (m *metricsEndpoint) Start(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.gatherer, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", m.address)
+	if err != nil {
+		return fmt.Errorf("listen for metrics on %s: %w", m.address, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	klog.FromContext(ctx).Info("Serving metrics", "address", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve metrics: %w", err)
+	}
+	return nil
+}
+
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("add client-go kinds to scheme: %w", err)
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("add %s kinds to scheme: %w", v1beta1.GroupVersion, err)
+	}
+	return scheme, nil
+}

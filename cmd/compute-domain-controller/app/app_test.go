@@ -1,0 +1,70 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+)
+
+func TestFlags(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		want    computedomain.Config
+		wantErr string
+	}{
+		"the required flags and defaults for everything else": {
+			args: []string{"--namespace=nvidia-dra", "--daemon-image=registry.example/cd:v1"},
+			want: computedomain.Config{
+				OperatorNamespace: "nvidia-dra", DriverName: "compute-domain.nvidia.com",
+				ChannelDeviceClass: "compute-domain-default-channel.nvidia.com", DaemonDeviceClass: "compute-domain-daemon.nvidia.com",
+				DaemonImage: "registry.example/cd:v1", DaemonImagePullPolicy: corev1.PullIfNotPresent,
+				DaemonCommand: []string{"compute-domain-daemon"}, DaemonServiceAccount: "compute-domain-daemon",
+				MaxNodesPerClique: 18, MaxChannels: 2048,
+			},
+		},
+		"an isolated install with its own driver and classes": {
+			args: []string{"--namespace=sim", "--daemon-image=x", "--driver-name=cd.sim.example.com",
+				"--channel-device-class=ch.sim", "--daemon-device-class=dm.sim", "--daemon-command=/bin/daemon --fast",
+				"--daemon-image-pull-policy=Never", "--max-nodes-per-clique=4"},
+			want: computedomain.Config{
+				OperatorNamespace: "sim", DriverName: "cd.sim.example.com",
+				ChannelDeviceClass: "ch.sim", DaemonDeviceClass: "dm.sim",
+				DaemonImage: "x", DaemonImagePullPolicy: corev1.PullNever,
+				DaemonCommand: []string{"/bin/daemon", "--fast"}, DaemonServiceAccount: "compute-domain-daemon",
+				MaxNodesPerClique: 4, MaxChannels: 2048,
+			},
+		},
+		"no daemon image":        {args: []string{"--namespace=a"}, wantErr: "--daemon-image: must be set"},
+		"no namespace":           {args: []string{"--daemon-image=x"}, wantErr: "--namespace: must be set"},
+		"a bad pull policy":      {args: []string{"--namespace=a", "--daemon-image=x", "--daemon-image-pull-policy=Sometimes"}, wantErr: "allowed values: Always, IfNotPresent, Never"},
+		"a stray argument":       {args: []string{"--namespace=a", "--daemon-image=x", "extra"}, wantErr: "unexpected arguments"},
+		"zero workers":           {args: []string{"--namespace=a", "--daemon-image=x", "--workers=0"}, wantErr: "--workers: 0"},
+		"a zero-node clique cap": {args: []string{"--namespace=a", "--daemon-image=x", "--max-nodes-per-clique=0"}, wantErr: "--max-nodes-per-clique: 0"},
+	}
+	t.Setenv("POD_NAMESPACE", "")
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o, err := parse(tc.args)
+			var cfg computedomain.Config
+			if err == nil {
+				cfg, err = o.controllerConfig()
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, cfg); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,24 @@
+// Command compute-domain-controller runs the ComputeDomain controller. All of it lives in package app, so
+// the simulated cluster can run it in-process.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-controller/app"
+)
+
+func main() {
+	if err := app.Run(ctrl.SetupSignalHandler(), os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "compute-domain-controller:", err)
+		os.Exit(1)
+	}
+}
