@@ -184,13 +184,8 @@ func newMock(o Options) (*mock.Lib, error) {
 		Rack:     o.Rack,
 		MIG:      mock.MIGMode(o.MIG),
 	}
-	if root := o.HostRoot; root.IsFake() {
-		cfg.MIGDeviceHook = func(gpuMinor, gi, ci int, created bool) error {
-			if created {
-				return root.AddMIGDevice(gpuMinor, gi, ci)
-			}
-			return root.RemoveMIGDevice(gpuMinor, gi, ci)
-		}
+	if o.HostRoot.IsFake() {
+		cfg.MIGDeviceHook = mock.HostRootMIGHook(o.HostRoot)
 	}
 	if o.ProfileFile != "" {
 		p, err := mock.LoadProfileFile(o.ProfileFile)

@@ -1,11 +1,14 @@
 package mock
 
 import (
+	"fmt"
+	"os"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
@@ -112,6 +115,26 @@ func TestNodesAreIndependentAndConcurrencySafe(t *testing.T) {
 			if len(g.MIGDevices) != 0 {
 				t.Errorf("%s GPU %d has %d MIG devices left", m.NodeName(), g.Index, len(g.MIGDevices))
 			}
+		}
+	}
+}
+
+func TestAProfileDescribesItsFakeHostRoot(t *testing.T) {
+	p, err := LoadProfile("gb200-nvl72")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := hostroot.Fake(t.TempDir(), p.FakeHostRootSpec("node-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := discover(t, newNode(t, Config{NodeName: "node-a", ProfileSpec: p}))
+	for _, g := range info.GPUs {
+		if _, err := os.Stat(root.Path(fmt.Sprintf("/dev/nvidia%d", g.Minor))); err != nil {
+			t.Errorf("GPU %d: %v", g.Minor, err)
+		}
+		if _, err := os.Lstat(root.Path("/sys/bus/pci/devices/" + g.PCIBusID)); err != nil {
+			t.Errorf("GPU %d sysfs device: %v", g.Minor, err)
 		}
 	}
 }

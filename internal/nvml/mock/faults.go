@@ -35,13 +35,24 @@ func (m *Lib) InjectXid(gpuIndex int, xid uint64) (int, error) {
 // InjectMigXid is InjectXid attributed to a MIG instance (GPU instance and
 // compute instance IDs, or NoInstanceID).
 func (m *Lib) InjectMigXid(gpuIndex int, giID, ciID uint32, xid uint64) (int, error) {
+	return m.InjectEvent(gpuIndex, nvml.EventTypeXidCriticalError, xid, giID, ciID)
+}
+
+// InjectEvent delivers any supported event (EventTypeXidCriticalError,
+// EventTypeSingleBitEccError, EventTypeDoubleBitEccError) about a GPU to the
+// event sets registered for that type, and returns how many received it.
+func (m *Lib) InjectEvent(gpuIndex int, eventType, data uint64, giID, ciID uint32) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g, err := m.gpu(gpuIndex)
 	if err != nil {
 		return 0, err
 	}
-	return g.emit(nvml.EventTypeXidCriticalError, xid, giID, ciID), nil
+	if eventType == 0 || eventType&^uint64(supportedEvents) != 0 || eventType&(eventType-1) != 0 {
+		return 0, fmt.Errorf("event type %#x: want one of %#x (Xid), %#x (single-bit ECC), %#x (double-bit ECC)",
+			eventType, nvml.EventTypeXidCriticalError, nvml.EventTypeSingleBitEccError, nvml.EventTypeDoubleBitEccError)
+	}
+	return g.emit(eventType, data, giID, ciID), nil
 }
 
 // SetGPULost marks a GPU as fallen off the bus (every call on it and its MIG

@@ -99,6 +99,25 @@ func TestInjectedXidsArriveOnTheEventSet(t *testing.T) {
 				return []seenEvent{{GPUUUID("node-a", 3), nvml.EventTypeXidCriticalError, 79, nvml.NoInstanceID, nvml.NoInstanceID}}
 			},
 		},
+		"a double-bit ECC error reaches only sets registered for it": {
+			inject: func(m *Lib) error {
+				n, err := m.InjectEvent(0, nvml.EventTypeDoubleBitEccError, 0, nvml.NoInstanceID, nvml.NoInstanceID)
+				if err == nil && n != 0 {
+					return errors.New("a set registered only for Xids received an ECC event")
+				}
+				return err
+			},
+			want: func(*Lib) []seenEvent { return nil },
+		},
+		"an unknown event type is an error": {
+			inject: func(m *Lib) error {
+				if _, err := m.InjectEvent(0, 1<<40, 0, 0, 0); err == nil {
+					return errors.New("InjectEvent with an unknown type succeeded")
+				}
+				return nil
+			},
+			want: func(*Lib) []seenEvent { return nil },
+		},
 		"an Xid for a GPU that does not exist is an error": {
 			inject: func(m *Lib) error {
 				if _, err := m.InjectXid(9, 48); err == nil {
