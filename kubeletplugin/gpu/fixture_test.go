@@ -203,3 +203,8 @@ func gpuUUIDOf(t *testing.T, d *Driver, minor int) string {
 	t.Fatalf("no GPU with minor %d", minor)
 	return ""
 }
+
+func resolveCDI(root string, ids []string) ([]string, error) {
+	v, err := cdi.Resolve(root, ids...)
+	return v.Env, err
+}

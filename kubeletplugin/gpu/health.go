@@ -73,11 +73,15 @@ type healthMonitor struct {
 	mu    sync.Mutex
 	conds map[string][]condition // GPU UUID → conditions
 	subs  map[chan struct{}]bool
+
+	// eventsRegistered is closed once the event watch registered its GPUs.
+	eventsRegistered chan struct{}
+	registeredOnce   sync.Once
 }
 
 func newHealthMonitor(driverName string, lib nvml.Interface, clk clock.WithTicker, opts HealthOptions) *healthMonitor {
 	return &healthMonitor{driverName: driverName, lib: lib, clock: clk, opts: opts.withDefaults(),
-		conds: map[string][]condition{}, subs: map[chan struct{}]bool{}}
+		conds: map[string][]condition{}, subs: map[chan struct{}]bool{}, eventsRegistered: make(chan struct{})}
 }
 
 func (h *healthMonitor) xidKey() string  { return h.driverName + "/xid" }
@@ -174,6 +178,11 @@ func (h *healthMonitor) probe(ctx context.Context, uuids []string) {
 		}
 		kept := h.conds[uuid][:0]
 		for _, c := range h.conds[uuid] {
+			if lost[uuid] {
+				// The quiet window of a fatal condition starts once the
+				// GPU answers again.
+				c.lastSeen = now
+			}
 			drop := false
 			switch {
 			case c.key == h.lostKey():
@@ -279,6 +288,7 @@ func (h *healthMonitor) watchEvents(ctx context.Context, uuids []string) error {
 			logger.Info("Cannot register GPU health events", "uuid", uuid, "err", h.lib.ErrorString(r))
 		}
 	}
+	h.registeredOnce.Do(func() { close(h.eventsRegistered) })
 	for ctx.Err() == nil {
 		ev, r := set.Wait(1000)
 		switch r {

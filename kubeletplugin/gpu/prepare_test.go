@@ -134,7 +134,7 @@ func TestPrepareRejectsBeforeAnySideEffect(t *testing.T) {
 			wantErr: "sharng",
 		},
 		"a MIG config on a full GPU": {
-			claim: makeClaim("c", "uid-x").device("gpu", "gpu-0").config(resourceapi.AllocationConfigSourceClaim, migMPS).obj(),
+			claim:   makeClaim("c", "uid-x").device("gpu", "gpu-0").config(resourceapi.AllocationConfigSourceClaim, migMPS).obj(),
 			wantErr: "use a GpuConfig",
 		},
 		"an MPS limit for a device index the claim lacks": {
