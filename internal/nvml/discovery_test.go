@@ -38,6 +38,8 @@ func TestDiscoverDescribesEveryAttributeConsumersPublish(t *testing.T) {
 				ProductName: "NVIDIA H100 80GB HBM3", Brand: "NVIDIA", Architecture: "Hopper",
 				CUDAComputeCapability: "9.0", PCIBusID: "0000:c3:00.0", NUMANode: &one,
 				MemoryBytes: 81559 << 20, AddressingMode: "HMM",
+				// NVSwitch inside the node: registered, but no cluster, so no clique.
+				Fabric: nvml.FabricInfo{Supported: true, State: nvml.GPU_FABRIC_STATE_COMPLETED},
 			},
 		},
 		"a GB200 GPU in rack 2": {

@@ -46,7 +46,7 @@ func (c ClusterSpec) Nodes() ([]NodeSpec, error) {
 	}
 	if c.NodesPerRack == 0 {
 		c.NodesPerRack = 1
-		if p.Fabric != nil {
+		if p.multiNode() {
 			c.NodesPerRack = p.Fabric.NodesPerRack
 		}
 	}

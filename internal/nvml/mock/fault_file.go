@@ -75,6 +75,9 @@ func (m *Lib) ApplyFaults(f Faults) error {
 		if fabricFault && m.profile.Fabric == nil {
 			return fmt.Errorf("gpus[%d]: profile %s has no NVLink fabric: fabricState, fabricDegraded and cliqueId are not allowed", i, m.profile.Name)
 		}
+		if gf.CliqueID != nil && !m.profile.multiNode() {
+			return fmt.Errorf("gpus[%d].cliqueId: profile %s has no multi-node NVLink fabric, so no clique", i, m.profile.Name)
+		}
 		if _, ok := fabricStates[gf.FabricState]; gf.FabricState != "" && !ok {
 			return fmt.Errorf("gpus[%d].fabricState %q: allowed: %s, %s, %s", i, gf.FabricState, FabricNotStarted, FabricInProgress, FabricCompleted)
 		}

@@ -130,7 +130,8 @@ func (g *gpu) setDegraded(degraded bool) {
 }
 
 // SetCliqueID makes one GPU report another clique ID than its siblings, so
-// the node's clique is inconsistent. nil restores the node's clique.
+// the node's clique is inconsistent. nil restores the node's clique. Only
+// multi-node fabrics have cliques.
 func (m *Lib) SetCliqueID(gpuIndex int, id *uint32) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -138,13 +139,16 @@ func (m *Lib) SetCliqueID(gpuIndex int, id *uint32) error {
 	if err != nil {
 		return err
 	}
+	if !m.profile.multiNode() {
+		return fmt.Errorf("GPU %d: profile %s has no multi-node NVLink fabric, so no clique", gpuIndex, m.profile.Name)
+	}
 	g.setClique(id)
 	return nil
 }
 
 func (g *gpu) setClique(id *uint32) {
 	clique := g.lib.profile.Fabric.CliqueID
-	if g.lib.cfg.CliqueID != nil {
+	if g.lib.cfg.CliqueID != nil && g.lib.profile.multiNode() {
 		clique = *g.lib.cfg.CliqueID
 	}
 	if id != nil {

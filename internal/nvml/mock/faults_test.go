@@ -232,12 +232,27 @@ func TestFabricFaultsChangeTheClique(t *testing.T) {
 }
 
 func TestFabricFaultsNeedAFabric(t *testing.T) {
-	m := newNode(t, Config{NodeName: "node-a", Profile: "hgx-h100-8"})
-	if err := m.SetFabricState(0, FabricInProgress); err == nil {
-		t.Error("SetFabricState on an HGX H100 succeeded, want an error: it has no multi-node fabric")
+	seven := uint32(7)
+	a100 := newNode(t, Config{NodeName: "node-a", Profile: "a100-40gb-mig"})
+	if err := a100.SetFabricState(0, FabricInProgress); err == nil {
+		t.Error("SetFabricState on an A100 succeeded, want an error: it has no fabric")
 	}
-	if err := m.ApplyFaults(Faults{GPUs: []GPUFault{{Index: 0, FabricState: FabricInProgress}}}); err == nil {
-		t.Error("ApplyFaults with a fabric fault on an HGX H100 succeeded, want an error")
+	if err := a100.ApplyFaults(Faults{GPUs: []GPUFault{{Index: 0, FabricState: FabricInProgress}}}); err == nil {
+		t.Error("ApplyFaults with a fabric fault on an A100 succeeded, want an error")
+	}
+	hgx := newNode(t, Config{NodeName: "node-a", Profile: "hgx-h100-8"})
+	if err := hgx.SetCliqueID(0, &seven); err == nil {
+		t.Error("SetCliqueID on an HGX H100 succeeded, want an error: it has no clique")
+	}
+	if err := hgx.ApplyFaults(Faults{GPUs: []GPUFault{{Index: 0, CliqueID: &seven}}}); err == nil {
+		t.Error("ApplyFaults with a clique fault on an HGX H100 succeeded, want an error")
+	}
+	// The fabric manager of an HGX node can still be late.
+	if err := hgx.SetFabricState(0, FabricNotStarted); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nvml.NodeCliqueID(hgx); !errors.Is(err, nvml.ErrFabricNotReady) {
+		t.Errorf("NodeCliqueID with the HGX fabric manager not started = %v, want ErrFabricNotReady", err)
 	}
 }
 

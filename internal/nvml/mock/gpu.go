@@ -47,7 +47,7 @@ func newGPU(m *Lib, index int, clusterUUID [16]byte) *gpu {
 	}
 	if p.Fabric != nil {
 		clique := p.Fabric.CliqueID
-		if m.cfg.CliqueID != nil {
+		if m.cfg.CliqueID != nil && p.Fabric.MultiNode {
 			clique = *m.cfg.CliqueID
 		}
 		g.fabric = nvml.GpuFabricInfo{

@@ -91,7 +91,7 @@ func New(cfg Config) (*Lib, error) {
 	}
 	m := &Lib{cfg: cfg, profile: p, sets: map[*eventSet]struct{}{}, delivered: map[string]bool{}}
 	var clusterUUID [16]byte
-	if p.Fabric != nil {
+	if p.multiNode() {
 		s := cfg.ClusterUUID
 		if s == "" {
 			s = RackClusterUUID(cfg.Cluster, cfg.Rack)
@@ -120,6 +120,8 @@ func New(cfg Config) (*Lib, error) {
 	}
 	return m, nil
 }
+
+func (p *Profile) multiNode() bool { return p.Fabric != nil && p.Fabric.MultiNode }
 
 // Profile returns the node's profile.
 func (m *Lib) Profile() *Profile { return m.profile }

@@ -55,13 +55,18 @@ type GPUSpec struct {
 	NUMANodes []int `json:"numaNodes,omitempty"`
 }
 
-// FabricSpec describes a multi-node NVLink fabric (GB200/GB300 NVL72).
+// FabricSpec describes the NVLink fabric the fabric manager registers the
+// GPUs with.
 type FabricSpec struct {
-	// CliqueID is the clique every GPU of a rack reports.
-	CliqueID uint32 `json:"cliqueId"`
+	// MultiNode: the NVLink domain spans nodes (GB200/GB300 NVL72), so the
+	// GPUs report a cluster UUID and clique per rack. Without it (HGX with
+	// NVSwitch) registration completes with a zero cluster UUID: no clique.
+	MultiNode bool `json:"multiNode,omitempty"`
+	// CliqueID is the clique every GPU of a rack reports (multiNode only).
+	CliqueID uint32 `json:"cliqueId,omitempty"`
 	// NodesPerRack is the default number of compute trays in one NVLink
-	// domain (18 for NVL72).
-	NodesPerRack int `json:"nodesPerRack"`
+	// domain, 18 for NVL72 (multiNode only).
+	NodesPerRack int `json:"nodesPerRack,omitempty"`
 }
 
 // MIGSpec is the MIG profile table of the GPU and its static layouts.
@@ -255,8 +260,13 @@ func (p *Profile) Validate() error {
 	if len(g.NUMANodes) != 0 && len(g.NUMANodes) != p.GPUCount {
 		return wrap(fmt.Errorf("gpu.numaNodes: want none or %d entries (gpuCount), got %d", p.GPUCount, len(g.NUMANodes)))
 	}
-	if p.Fabric != nil && p.Fabric.NodesPerRack < 1 {
-		return wrap(fmt.Errorf("fabric.nodesPerRack %d: want at least 1", p.Fabric.NodesPerRack))
+	if f := p.Fabric; f != nil {
+		if f.MultiNode && f.NodesPerRack < 1 {
+			return wrap(fmt.Errorf("fabric.nodesPerRack %d: want at least 1 with multiNode", f.NodesPerRack))
+		}
+		if !f.MultiNode && (f.NodesPerRack != 0 || f.CliqueID != 0) {
+			return wrap(fmt.Errorf("fabric: cliqueId and nodesPerRack need multiNode: true"))
+		}
 	}
 	if p.MIG != nil {
 		if err := p.validateMIG(); err != nil {

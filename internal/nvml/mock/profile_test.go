@@ -45,26 +45,31 @@ func TestEveryProfileDescribesItsNode(t *testing.T) {
 		gpus       int
 		summary    gpuSummary
 		migDevices []int // per GPU index
+		fabric     bool
 		clique     bool
 		migNames   []string
 	}{
 		"gb200-nvl72": {
 			gpus:    4,
 			summary: gpuSummary{"NVIDIA GB200", "NVIDIA", "Blackwell", "10.0", "ATS", 185, false},
+			fabric:  true,
 			clique:  true,
 		},
 		"gb300-nvl72": {
 			gpus:    4,
 			summary: gpuSummary{"NVIDIA GB300", "NVIDIA", "Blackwell", "10.3", "ATS", 277, false},
+			fabric:  true,
 			clique:  true,
 		},
 		"hgx-h100-8": {
 			gpus:    8,
 			summary: gpuSummary{"NVIDIA H100 80GB HBM3", "NVIDIA", "Hopper", "9.0", "HMM", 79, false},
+			fabric:  true,
 		},
 		"hgx-h200-8": {
 			gpus:    8,
 			summary: gpuSummary{"NVIDIA H200", "NVIDIA", "Hopper", "9.0", "HMM", 140, false},
+			fabric:  true,
 		},
 		"a100-40gb-mig": {
 			gpus:       8,
@@ -108,8 +113,8 @@ func TestEveryProfileDescribesItsNode(t *testing.T) {
 					t.Errorf("GPU %d identity: index %d minor %d uuid %q bus %q numa %v (want unique GPU- UUID and bus ID, known NUMA node)", i, g.Index, g.Minor, g.UUID, g.PCIBusID, g.NUMANode)
 				}
 				seenUUID[g.UUID], seenBus[g.PCIBusID] = true, true
-				if g.Fabric.Supported != tc.clique {
-					t.Errorf("GPU %d fabric supported = %v, want %v", i, g.Fabric.Supported, tc.clique)
+				if g.Fabric.Supported != tc.fabric {
+					t.Errorf("GPU %d fabric supported = %v, want %v", i, g.Fabric.Supported, tc.fabric)
 				}
 				var names []string
 				for _, p := range g.MIGProfiles {
