@@ -34,6 +34,9 @@ type Config struct {
 	// StaleClaimInterval is how often claims whose ResourceClaim is gone are
 	// cleaned up. Default 1 minute.
 	StaleClaimInterval time.Duration
+	// CliqueRefreshInterval is how often the NVLink clique is re-read.
+	// Default 30 seconds.
+	CliqueRefreshInterval time.Duration
 }
 
 // ClaimGetter reads a ResourceClaim (a clientset in production).
@@ -51,6 +54,8 @@ type Deps struct {
 	Claims  ClaimGetter
 	Metrics *Metrics
 	Clock   clock.WithTicker
+	// Labeler may be nil: then the node label is not managed.
+	Labeler CliqueLabeler
 }
 
 // Driver is the gpu.nvidia.com kubeletplugin.DRAPlugin.
@@ -64,6 +69,7 @@ type Driver struct {
 	clock       clock.WithTicker
 	health      *healthMonitor
 	hostDevices hostDevices
+	labeler     CliqueLabeler
 
 	mu        sync.Mutex
 	state     checkpoint.Checkpoint
@@ -86,6 +92,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if cfg.StaleClaimInterval <= 0 {
 		cfg.StaleClaimInterval = time.Minute
 	}
+	if cfg.CliqueRefreshInterval <= 0 {
+		cfg.CliqueRefreshInterval = 30 * time.Second
+	}
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
 	}
@@ -94,7 +103,7 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	d := &Driver{
 		cfg: cfg, nvml: deps.NVML, cdi: deps.CDI, store: deps.Checkpoint, claims: deps.Claims,
-		metrics: deps.Metrics, clock: deps.Clock,
+		metrics: deps.Metrics, clock: deps.Clock, labeler: deps.Labeler,
 		health: newHealthMonitor(cfg.DriverName, deps.NVML, deps.Clock, cfg.Health),
 	}
 	state, res, err := d.store.Load()
@@ -162,8 +171,8 @@ func (d *Driver) Publish(ctx context.Context) error {
 	return d.publish(ctx, d.Resources())
 }
 
-// Run runs health monitoring (republishing on every change) and the periodic
-// stale-claim cleanup until ctx ends.
+// Run runs health monitoring (republishing on every change), the periodic
+// stale-claim cleanup and the clique refresh until ctx ends.
 func (d *Driver) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	changes, cancel := d.health.subscribe()
@@ -171,6 +180,8 @@ func (d *Driver) Run(ctx context.Context) {
 	go d.health.run(ctx, d.gpuUUIDs())
 	t := d.clock.NewTicker(d.cfg.StaleClaimInterval)
 	defer t.Stop()
+	cliqueTicker := d.clock.NewTicker(d.cfg.CliqueRefreshInterval)
+	defer cliqueTicker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -185,6 +196,10 @@ func (d *Driver) Run(ctx context.Context) {
 		case <-t.C():
 			if err := d.CleanupStaleClaims(ctx); err != nil {
 				logger.Error(err, "Stale claim cleanup failed")
+			}
+		case <-cliqueTicker.C():
+			if err := d.RefreshClique(ctx); err != nil {
+				logger.Error(err, "Clique refresh failed")
 			}
 		}
 	}

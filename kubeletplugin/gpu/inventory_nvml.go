@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -20,11 +21,12 @@ func DiscoverInventory(ctx context.Context, lib nvml.Interface, hostRoot string)
 	if err != nil {
 		return Inventory{}, fmt.Errorf("discover GPUs: %w", err)
 	}
-	clique, err := node.CliqueID()
-	if err != nil {
-		return Inventory{}, fmt.Errorf("discover clique: %w", err)
-	}
 	logger := klog.FromContext(ctx)
+	raw, err := node.CliqueID()
+	clique, err := cliqueOrNone(ctx, raw, err)
+	if err != nil {
+		return Inventory{}, err
+	}
 	inv := inventoryFromNode(node, clique, func(busID string) string {
 		attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID, deviceattribute.WithFSFromRoot(filepath.Join(hostRoot, "sys")))
 		if err != nil || attr.Value.StringValue == nil {
@@ -34,6 +36,22 @@ func DiscoverInventory(ctx context.Context, lib nvml.Interface, hostRoot string)
 		return *attr.Value.StringValue
 	})
 	return inv, nil
+}
+
+// cliqueOrNone maps a clique lookup to the clique to publish. A fabric that
+// is not ready yet, or GPUs that disagree, give no clique (devices without
+// cliqueID, no node label): such a node must not be placed as part of an
+// NVLink domain. The periodic refresh picks up the clique once it settles.
+func cliqueOrNone(ctx context.Context, clique string, err error) (string, error) {
+	switch {
+	case err == nil:
+		return clique, nil
+	case errors.Is(err, nvml.ErrFabricNotReady), errors.Is(err, nvml.ErrCliqueMismatch):
+		klog.FromContext(ctx).Info("No usable NVLink clique, publishing without one", "reason", err.Error())
+		return "", nil
+	default:
+		return "", fmt.Errorf("read NVLink clique: %w", err)
+	}
 }
 
 func inventoryFromNode(node *nvml.NodeInfo, clique string, pcieRoot func(string) string) Inventory {

@@ -1,0 +1,99 @@
+package gpu
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+)
+
+func TestCliqueLabelFollowsTheFabric(t *testing.T) {
+	e := newTestNodeEnv(t, "gb200-nvl72", withFabric())
+	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode, Labels: map[string]string{"team": "a"}}})
+	d := e.mustDriver(func(_ *Config, deps *Deps) { deps.Labeler = NodeLabeler{Client: client, NodeName: testNode} })
+	ctx := testContext(t)
+
+	labels := func() map[string]string {
+		n, err := client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Labels
+	}
+	cliques := func() map[string]bool {
+		out := map[string]bool{}
+		for _, dev := range allDevices(d.Resources()) {
+			c, _ := strAttr(dev, attrCliqueID)
+			out[c] = true
+		}
+		return out
+	}
+	first := fmt.Sprintf("%s.%d", testClusterUUID, testClique)
+	second := fmt.Sprintf("%s.%d", testClusterUUID, 9)
+
+	steps := []struct {
+		name        string
+		do          func() error
+		wantLabels  map[string]string
+		wantCliques map[string]bool
+	}{
+		{
+			name:        "start-up sets the label",
+			do:          func() error { return d.SyncCliqueLabel(ctx) },
+			wantLabels:  map[string]string{"team": "a", CliqueLabel: first},
+			wantCliques: map[string]bool{first: true},
+		},
+		{
+			name: "the rack moves to another clique",
+			do: func() error {
+				for i := range 4 {
+					if err := e.lib.SetCliqueID(i, ptr.To(uint32(9))); err != nil {
+						return err
+					}
+				}
+				return d.RefreshClique(ctx)
+			},
+			wantLabels:  map[string]string{"team": "a", CliqueLabel: second},
+			wantCliques: map[string]bool{second: true},
+		},
+		{
+			name: "one GPU's fabric restarts: no clique until it settles",
+			do: func() error {
+				if err := e.lib.SetFabricState(2, mock.FabricInProgress); err != nil {
+					return err
+				}
+				return d.RefreshClique(ctx)
+			},
+			wantLabels:  map[string]string{"team": "a"},
+			wantCliques: map[string]bool{"": true},
+		},
+		{
+			name: "the fabric completes again",
+			do: func() error {
+				if err := e.lib.SetFabricState(2, mock.FabricCompleted); err != nil {
+					return err
+				}
+				return d.RefreshClique(ctx)
+			},
+			wantLabels:  map[string]string{"team": "a", CliqueLabel: second},
+			wantCliques: map[string]bool{second: true},
+		},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if diff := cmp.Diff(s.wantLabels, labels()); diff != "" {
+			t.Errorf("%s: labels (-want +got):\n%s", s.name, diff)
+		}
+		if diff := cmp.Diff(s.wantCliques, cliques()); diff != "" {
+			t.Errorf("%s: device cliques (-want +got):\n%s", s.name, diff)
+		}
+	}
+}
