@@ -11,12 +11,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -81,6 +83,18 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecor
 		r.channels = NewChannelAllocator(cfg.MaxChannels)
 	}
 	return r, nil
+}
+
+// CacheByObject is the manager cache configuration the reconciler expects: claim templates and
+// DaemonSets only when this controller labelled them, DaemonSets and member records only in the operator
+// namespace. It keeps the controller's memory independent of the cluster's other workloads.
+func CacheByObject(operatorNamespace string) map[client.Object]cache.ByObject {
+	managed := labels.SelectorFromSet(labels.Set{ManagedByLabelKey: ManagedByLabelValue})
+	return map[client.Object]cache.ByObject{
+		&resourcev1.ResourceClaimTemplate{}: {Label: managed},
+		&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+		&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+	}
 }
 
 // SetupWithManager registers the member index and the controller's watches. workers is the number of

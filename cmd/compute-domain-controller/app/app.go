@@ -16,10 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	resourcev1 "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -29,7 +26,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -181,7 +177,6 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 	if err != nil {
 		return err
 	}
-	managed := labels.SelectorFromSet(labels.Set{computedomain.ManagedByLabelKey: computedomain.ManagedByLabelValue})
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme: scheme,
 		Logger: logger,
@@ -196,11 +191,7 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
 		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&resourcev1.ResourceClaimTemplate{}: {Label: managed},
-			&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{o.namespace: {}}},
-			&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{o.namespace: {}}},
-		}},
+		Cache:                         cache.Options{ByObject: computedomain.CacheByObject(cfg.OperatorNamespace)},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)

@@ -3,11 +3,16 @@
 package cdtesting
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
+
+// transitionTime is the conditions' lastTransitionTime, which the API requires.
+var transitionTime = metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 
 // MemberWrapper builds a ComputeDomainMember.
 type MemberWrapper struct{ v1beta1.ComputeDomainMember }
@@ -62,8 +67,8 @@ func (w *MemberWrapper) UID(uid types.UID) *MemberWrapper {
 func (w *MemberWrapper) Ready() *MemberWrapper {
 	w.Status.Ready = true
 	w.Status.Conditions = []metav1.Condition{
-		{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "IMEX answers READY"},
-		{Type: v1beta1.ComputeDomainMemberConditionPeersConnected, Status: metav1.ConditionTrue, Reason: "Connected", Message: "all peers connected"},
+		{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "IMEX answers READY", LastTransitionTime: transitionTime},
+		{Type: v1beta1.ComputeDomainMemberConditionPeersConnected, Status: metav1.ConditionTrue, Reason: "Connected", Message: "all peers connected", LastTransitionTime: transitionTime},
 	}
 	return w
 }
@@ -71,6 +76,6 @@ func (w *MemberWrapper) Ready() *MemberWrapper {
 // NotReady marks the daemon not ready, with a condition of type condType False for reason and message.
 func (w *MemberWrapper) NotReady(condType, reason, message string) *MemberWrapper {
 	w.Status.Ready = false
-	w.Status.Conditions = []metav1.Condition{{Type: condType, Status: metav1.ConditionFalse, Reason: reason, Message: message}}
+	w.Status.Conditions = []metav1.Condition{{Type: condType, Status: metav1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: transitionTime}}
 	return w
 }

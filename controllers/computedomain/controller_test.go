@@ -1,0 +1,295 @@
+package computedomain_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+const (
+	rack1 = "5f1e0c9a-aaaa-bbbb-cccc-000000000001.1"
+	rack2 = "5f1e0c9a-aaaa-bbbb-cccc-000000000001.2"
+)
+
+var _ = Describe("ComputeDomain controller", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+
+	BeforeEach(func() {
+		ctx = context.Background()
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "team-"}}
+		Expect(k8s.Create(ctx, namespace)).To(Succeed())
+		ns = namespace.Name
+	})
+
+	It("gives a new domain its finalizer, its workload and daemon claim templates and a DaemonSet that follows the workload's nodes", func() {
+		cd := createDomain(ctx, "training", ns)
+
+		By("the workload claim template, in the domain's namespace, owned by the domain, carrying the domain's UID")
+		rct := &resourcev1.ResourceClaimTemplate{}
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "training-channel"}, rct)
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		Expect(metav1.IsControlledBy(rct, cd)).To(BeTrue(), "owner references %v", rct.OwnerReferences)
+		Expect(rct.Spec.Spec.Devices.Requests[0].Exactly.DeviceClassName).To(Equal("compute-domain-default-channel.nvidia.com"))
+		decoded, err := v1beta1.DecodeConfig(rct.Spec.Spec.Devices.Config[0].Opaque.Parameters.Raw)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(decoded).To(Equal(&v1beta1.ComputeDomainChannelConfig{
+			TypeMeta: metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomainChannelConfig"},
+			DomainID: string(cd.UID), AllocationMode: v1beta1.AllocationModeSingle,
+		}))
+
+		By("the daemon claim template and the DaemonSet in the operator namespace")
+		daemonRCT := &resourcev1.ResourceClaimTemplate{}
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(cd.UID)}, daemonRCT)
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		Expect(daemonRCT.Spec.Spec.Devices.Requests[0].Exactly.DeviceClassName).To(Equal("compute-domain-daemon.nvidia.com"))
+		ds := &appsv1.DaemonSet{}
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(cd.UID)}, ds)
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		Expect(ds.Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{v1beta1.ComputeDomainNodeLabel(cd.UID): "true"}))
+		Expect(*ds.Spec.Template.Spec.ResourceClaims[0].ResourceClaimTemplateName).To(Equal(daemonRCT.Name))
+
+		By("the finalizer and a status that says the domain waits for its workload")
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			g.Expect(got.Finalizers).To(ContainElement(finalizer.Name))
+			g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusNotReady))
+			g.Expect(condition(got, v1beta1.ComputeDomainConditionReady)).To(HaveField("Reason", v1beta1.ComputeDomainReasonNoWorkload))
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+	})
+
+	It("makes a domain Ready with per-clique indices and a channel once its daemons report ready", func() {
+		cd := createDomain(ctx, "job", ns)
+		nodes := []string{"gb200-r1-n04", "gb200-r1-n01", "gb200-r1-n03", "gb200-r1-n02"}
+
+		By("four daemons registering, not ready yet")
+		for i, n := range nodes {
+			applyMember(ctx, cdtesting.MakeMember(cd, n, operatorNamespace).Clique(rack1).IP(fmt.Sprintf("127.0.1.%d", i+1)).
+				NotReady(v1beta1.ComputeDomainMemberConditionIMEXReady, "Starting", "waiting for peers").Obj())
+		}
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			g.Expect(got.Status.Nodes).To(HaveLen(4))
+			g.Expect(condition(got, v1beta1.ComputeDomainConditionDaemonsReady)).To(HaveField("Reason", v1beta1.ComputeDomainReasonDaemonsNotReady))
+			g.Expect(condition(got, v1beta1.ComputeDomainConditionDegraded)).To(HaveField("Status", metav1.ConditionFalse))
+			g.Expect(got.Status.Cliques).To(ConsistOf(HaveField("Channel", Not(BeNil()))))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+
+		By("the daemons turning ready")
+		for i, n := range nodes {
+			applyMember(ctx, cdtesting.MakeMember(cd, n, operatorNamespace).Clique(rack1).IP(fmt.Sprintf("127.0.1.%d", i+1)).Ready().Obj())
+		}
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
+			g.Expect(condition(got, v1beta1.ComputeDomainConditionReady)).To(HaveField("Status", metav1.ConditionTrue))
+			g.Expect(got.Status.ReadyNodes).To(Equal(int32(4)))
+			indices := map[string]int32{}
+			for _, n := range got.Status.Nodes {
+				g.Expect(n.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
+				g.Expect(n.CliqueID).To(Equal(rack1))
+				g.Expect(n.IPAddress).To(HavePrefix("127.0.1."))
+				indices[n.Name] = n.Index
+			}
+			// Indices were assigned when the daemons registered, in name order, and did not move.
+			g.Expect(indices).To(Equal(map[string]int32{"gb200-r1-n01": 0, "gb200-r1-n02": 1, "gb200-r1-n03": 2, "gb200-r1-n04": 3}))
+			g.Expect(got.Status.Cliques).To(HaveLen(1))
+			g.Expect(*got.Status.Cliques[0].Channel).To(BeNumerically(">=", 1))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+
+		By("one daemon's IMEX process dying: the domain is Degraded and names the node")
+		applyMember(ctx, cdtesting.MakeMember(cd, "gb200-r1-n03", operatorNamespace).Clique(rack1).IP("127.0.1.3").
+			NotReady(v1beta1.ComputeDomainMemberConditionIMEXReady, "ProcessExited", "nvidia-imex exited; restarting").Obj())
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			degraded := condition(got, v1beta1.ComputeDomainConditionDegraded)
+			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(degraded.Reason).To(Equal(v1beta1.ComputeDomainReasonDaemonLost))
+			g.Expect(degraded.Message).To(ContainSubstring("gb200-r1-n03"))
+			g.Expect(degraded.Message).To(ContainSubstring("ProcessExited"))
+			g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusNotReady))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+
+		By("the daemon recovering")
+		applyMember(ctx, cdtesting.MakeMember(cd, "gb200-r1-n03", operatorNamespace).Clique(rack1).IP("127.0.1.3").Ready().Obj())
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			g.Expect(condition(got, v1beta1.ComputeDomainConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+	})
+
+	It("gives two domains in one clique different channels, and a domain across two racks one ensemble per rack", func() {
+		a := createDomain(ctx, "a", ns)
+		b := createDomain(ctx, "b", ns)
+		applyMember(ctx, cdtesting.MakeMember(a, "r1-n01", operatorNamespace).Clique(rack1).IP("127.0.2.1").Ready().Obj())
+		applyMember(ctx, cdtesting.MakeMember(b, "r1-n01", operatorNamespace).Clique(rack1).IP("127.0.2.1").Ready().Obj())
+		applyMember(ctx, cdtesting.MakeMember(b, "r2-n01", operatorNamespace).Clique(rack2).IP("127.0.3.1").Ready().Obj())
+
+		chA := readyChannels(ctx, a)
+		chB := readyChannels(ctx, b)
+		Expect(chA).To(HaveKey(rack1))
+		Expect(chB).To(HaveKey(rack1))
+		Expect(chB).To(HaveKey(rack2))
+		Expect(chA[rack1]).NotTo(Equal(chB[rack1]), "two live domains in clique %s share channel %d", rack1, chA[rack1])
+		got := &v1beta1.ComputeDomain{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), got)).To(Succeed())
+		for _, n := range got.Status.Nodes {
+			Expect(n.Index).To(Equal(int32(0)), "each rack's ensemble indexes its nodes from 0: %+v", got.Status.Nodes)
+		}
+	})
+
+	It("removes the DaemonSet and daemon claim template of a deleted domain and hands its channel to the next domain", func() {
+		first := createDomain(ctx, "first", ns)
+		applyMember(ctx, cdtesting.MakeMember(first, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
+		released := readyChannels(ctx, first)[rack1]
+		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(first.UID)}}
+		daemonRCT := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(first.UID)}}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ds), ds)).To(Succeed())
+		workloadRCT := &resourcev1.ResourceClaimTemplate{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "first-channel"}, workloadRCT)).To(Succeed())
+
+		By("deleting the domain while its workload still runs")
+		Expect(k8s.Delete(ctx, first)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(first), &v1beta1.ComputeDomain{}))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(BeTrue(), "the domain is stuck on its finalizer")
+		for _, obj := range []client.Object{ds, daemonRCT} {
+			Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj))).To(BeTrue(), "%T %s remains", obj, obj.GetName())
+		}
+		var members v1beta1.ComputeDomainMemberList
+		Expect(k8s.List(ctx, &members, client.InNamespace(operatorNamespace), client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(first.UID)})).To(Succeed())
+		Expect(members.Items).To(BeEmpty())
+		// envtest runs no garbage collector: the workload template goes through its owner reference.
+		Expect(metav1.IsControlledBy(workloadRCT, first)).To(BeTrue())
+
+		By("the next domain in that clique receiving the released channel, the lowest free one")
+		next := createDomain(ctx, "next", ns)
+		applyMember(ctx, cdtesting.MakeMember(next, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
+		Expect(readyChannels(ctx, next)[rack1]).To(BeNumerically("<=", released))
+	})
+
+	It("leaves a user's claim template of the same name alone and says why the domain is not Ready", func() {
+		foreign := &resourcev1.ResourceClaimTemplate{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken-channel"},
+			Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+				Requests: []resourcev1.DeviceRequest{{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com"}}},
+			}}},
+		}
+		Expect(k8s.Create(ctx, foreign)).To(Succeed())
+		cd := createDomain(ctx, "taken", ns)
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			ready := condition(got, v1beta1.ComputeDomainConditionReady)
+			g.Expect(ready.Reason).To(Equal(v1beta1.ComputeDomainReasonClaimTemplateConflict))
+			g.Expect(ready.Message).To(ContainSubstring(ns + "/taken-channel"))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+		Expect(foreign.OwnerReferences).To(BeEmpty())
+		Expect(foreign.Spec.Spec.Devices.Requests[0].Exactly.DeviceClassName).To(Equal("gpu.nvidia.com"))
+	})
+
+	It("counts its API writes without conflicts", func() {
+		cd := createDomain(ctx, "counted", ns)
+		applyMember(ctx, cdtesting.MakeMember(cd, "r1-n11", operatorNamespace).Clique(rack1).IP("127.0.5.1").Ready().Obj())
+		readyChannels(ctx, cd)
+		families, err := registry.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		var writes, conflicts float64
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				switch f.GetName() {
+				case "computedomain_controller_api_writes_total":
+					writes += m.GetCounter().GetValue()
+				case "computedomain_controller_api_conflicts_total":
+					conflicts += m.GetCounter().GetValue()
+				}
+			}
+		}
+		Expect(writes).To(BeNumerically(">", 0))
+		Expect(conflicts).To(BeZero())
+	})
+})
+
+func createDomain(ctx context.Context, name, ns string) *v1beta1.ComputeDomain {
+	GinkgoHelper()
+	cd := utiltesting.MakeComputeDomain(name, ns).Channel(name + "-channel").Obj()
+	Expect(k8s.Create(ctx, cd)).To(Succeed())
+	return cd
+}
+
+func getDomain(g Gomega, ctx context.Context, cd *v1beta1.ComputeDomain) *v1beta1.ComputeDomain {
+	got := &v1beta1.ComputeDomain{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cd), got)).To(Succeed())
+	return got
+}
+
+func condition(cd *v1beta1.ComputeDomain, t string) metav1.Condition {
+	if c := meta.FindStatusCondition(cd.Status.Conditions, t); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+// readyChannels waits until the domain is Ready and returns its channel per clique.
+func readyChannels(ctx context.Context, cd *v1beta1.ComputeDomain) map[string]int32 {
+	GinkgoHelper()
+	channels := map[string]int32{}
+	Eventually(func(g Gomega) {
+		got := getDomain(g, ctx, cd)
+		g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady), "conditions: %+v", got.Status.Conditions)
+		for _, c := range got.Status.Cliques {
+			g.Expect(c.Channel).NotTo(BeNil())
+			channels[c.CliqueID] = *c.Channel
+		}
+	}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+	return channels
+}
+
+// applyMember writes a member record as the node's daemon does: server-side apply of spec and status
+// with the daemon's field owner.
+func applyMember(ctx context.Context, m *v1beta1.ComputeDomainMember) {
+	GinkgoHelper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+	Expect(err).NotTo(HaveOccurred())
+	obj := &unstructured.Unstructured{Object: u}
+	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
+	status, _, _ := unstructured.NestedMap(obj.Object, "status")
+	unstructured.RemoveNestedField(obj.Object, "status")
+	owner := client.FieldOwner(v1beta1.ComputeDomainMemberFieldOwner)
+	Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), owner, client.ForceOwnership)).To(Succeed())
+
+	statusObj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(),
+		"metadata": map[string]any{"name": obj.GetName(), "namespace": obj.GetNamespace()},
+		"status":   status,
+	}}
+	for _, c := range m.Status.Conditions {
+		Expect(strings.TrimSpace(c.Reason)).NotTo(BeEmpty())
+	}
+	Expect(k8s.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(statusObj), client.FieldOwner(v1beta1.ComputeDomainMemberFieldOwner), client.ForceOwnership)).To(Succeed())
+}
