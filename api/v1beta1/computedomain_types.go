@@ -213,5 +213,5 @@ type ComputeDomainList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ComputeDomain{}, &ComputeDomainList{})
+	register(&ComputeDomain{}, &ComputeDomainList{})
 }

@@ -157,5 +157,5 @@ type ComputeDomainMemberList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ComputeDomainMember{}, &ComputeDomainMemberList{})
+	register(&ComputeDomainMember{}, &ComputeDomainMemberList{})
 }

@@ -1,8 +1,9 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 const (
@@ -16,10 +17,21 @@ var (
 	// GroupVersion is the group and version of the kinds in this package.
 	GroupVersion = schema.GroupVersion{Group: GroupName, Version: Version}
 
-	// SchemeBuilder registers the custom resources of this package (ComputeDomain and its list).
-	// The opaque device configuration kinds are not custom resources; DecodeConfig knows them.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// SchemeBuilder collects the functions that add this package's custom resources to a scheme. The
+	// opaque device configuration kinds are not custom resources and are not added; DecodeConfig knows them.
+	SchemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
 
-	// AddToScheme adds the custom resources of this package to a scheme.
+	// AddToScheme adds this package's custom resources to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// register adds custom resource kinds to SchemeBuilder; each types file calls it from init.
+func register(objs ...runtime.Object) {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, objs...)
+		return nil
+	})
+}
