@@ -233,7 +233,7 @@ func (r Root) RemoveMIGDevice(gpuMinor, gi, ci int) error {
 
 // PCIeRoot is the PCIe root complex ("pci0000:10") a fake root places a bus
 // ID ("0000:1b:00.0") under: the bus's domain, and its bus number rounded
-// down to a multiple of 16, so neighbouring GPUs share a root as GPUs behind
+// down to a multiple of 16, so neighboring GPUs share a root as GPUs behind
 // one PCIe switch do.
 func PCIeRoot(busID string) (string, error) {
 	var domain, bus, dev, fn uint32

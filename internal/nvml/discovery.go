@@ -112,7 +112,7 @@ func ReturnError(lib Interface, call string, r Return) error {
 }
 
 // Discover reads the node's GPUs, their MIG profiles and devices, and fabric
-// info. lib must already be initialised. It fails on the first GPU that
+// info. lib must already be initialized. It fails on the first GPU that
 // cannot be read; errors about a lost GPU wrap ErrGPULost.
 func Discover(ctx context.Context, lib Interface) (*NodeInfo, error) {
 	logger := klog.FromContext(ctx)

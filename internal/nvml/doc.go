@@ -35,7 +35,7 @@
 //
 // Binaries never choose an implementation themselves: they call
 // backend.AddFlags on their own pflag.FlagSet and backend.Open (package
-// internal/nvml/backend), which honours --nvml=real|mock, --nvml-mock-profile,
+// internal/nvml/backend), which honors --nvml=real|mock, --nvml-mock-profile,
 // --nvml-mock-profile-file, --nvml-node-name and the NVML_* environment
 // variables. Nothing here keeps process-global state: many simulated nodes may
 // each hold their own Interface in one process.

@@ -8,7 +8,7 @@
 //	_ = fs.Parse(args)
 //	opts.HostRoot = root          // the binary's hostroot.Root
 //	if opts.NodeName == "" { opts.NodeName = nodeName }
-//	lib, err := backend.Open(ctx, opts)  // initialised; Shutdown when done
+//	lib, err := backend.Open(ctx, opts)  // initialized; Shutdown when done
 package backend
 
 import (
@@ -145,7 +145,7 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Open builds the implementation and initialises it. In mock mode with a
+// Open builds the implementation and initializes it. In mock mode with a
 // fault file it also watches that file until ctx ends. The caller calls
 // Shutdown when done. Without a driver, real mode fails here with an error
 // wrapping ERROR_LIBRARY_NOT_FOUND's message.
@@ -170,7 +170,7 @@ func Open(ctx context.Context, o Options) (nvml.Interface, error) {
 		}
 	}
 	if r := lib.Init(); r != nvml.SUCCESS {
-		return nil, fmt.Errorf("initialise NVML (%s): %w", o.Mode, nvml.ReturnError(lib, "init", r))
+		return nil, fmt.Errorf("initialize NVML (%s): %w", o.Mode, nvml.ReturnError(lib, "init", r))
 	}
 	logger.V(2).Info("NVML opened", "mode", o.Mode, "profile", o.Profile, "profileFile", o.ProfileFile, "node", o.NodeName)
 	return lib, nil

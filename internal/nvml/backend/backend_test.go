@@ -78,7 +78,7 @@ func TestInvalidOptionsNameTheFlag(t *testing.T) {
 
 func TestRealModeFailsCleanlyWithoutADriver(t *testing.T) {
 	_, err := Open(context.Background(), Options{Mode: ModeReal, LibraryPath: filepath.Join(t.TempDir(), "libnvidia-ml.so.1")})
-	if err == nil || !strings.Contains(err.Error(), "initialise NVML (real)") {
+	if err == nil || !strings.Contains(err.Error(), "initialize NVML (real)") {
 		t.Errorf("Open(real) without a driver = %v, want an initialisation error", err)
 	}
 }

@@ -15,7 +15,7 @@ type device struct {
 
 var _ nvml.Device = (*device)(nil)
 
-// lock takes the Lib lock and runs the common checks: initialised, GPU not
+// lock takes the Lib lock and runs the common checks: initialized, GPU not
 // lost, MIG device still existing. The caller must unlock when r is SUCCESS
 // or not: unlock is always returned.
 func (d *device) lock() (unlock func(), r nvml.Return) {

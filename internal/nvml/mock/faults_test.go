@@ -264,7 +264,12 @@ func TestTheFaultFileDrivesFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.WatchFaultFile(ctx, path, 5*time.Millisecond) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("WatchFaultFile returned %v, want context.Canceled", err)
+		}
+	}()
 
 	write := func(s string) {
 		t.Helper()

@@ -21,10 +21,9 @@ type gpu struct {
 	gis       map[uint32]*gpuInstance
 	migSerial uint64
 
-	fabric      nvml.GpuFabricInfo
-	lost        bool
-	registered  map[*eventSet]uint64
-	cliqueFault bool
+	fabric     nvml.GpuFabricInfo
+	lost       bool
+	registered map[*eventSet]uint64
 }
 
 func newGPU(m *Lib, index int, clusterUUID [16]byte) *gpu {

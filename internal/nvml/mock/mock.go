@@ -111,10 +111,10 @@ func New(cfg Config) (*Lib, error) {
 			mp := p.migProfile(inst.Profile)
 			gi, r := g.createGI(mp, inst.Start)
 			if r != nvml.SUCCESS {
-				return nil, fmt.Errorf("mock NVML: GPU %d: static layout %s at %d: nvml return %d", i, inst.Profile, inst.Start, r)
+				return nil, fmt.Errorf("mock NVML: GPU %d: static layout %s at %d: nvml return %d", i, inst.Profile, inst.Start, int32(r))
 			}
 			if _, r := gi.createCI(fullCIProfile(mp.Slices)); r != nvml.SUCCESS {
-				return nil, fmt.Errorf("mock NVML: GPU %d: compute instance of %s: nvml return %d", i, inst.Profile, r)
+				return nil, fmt.Errorf("mock NVML: GPU %d: compute instance of %s: nvml return %d", i, inst.Profile, int32(r))
 			}
 		}
 	}

@@ -70,19 +70,6 @@ func (s *migState) unplace(mp *MIGProfileSpec, start uint32) {
 	s.count[mp.ID]--
 }
 
-// firstFree returns the first free placement of a profile.
-func (s *migState) firstFree(mp *MIGProfileSpec) (uint32, bool) {
-	if s.count[mp.ID] >= int(mp.Instances) {
-		return 0, false
-	}
-	for _, p := range mp.Placements {
-		if s.free(mp, p) {
-			return p, true
-		}
-	}
-	return 0, false
-}
-
 // remaining counts how many more instances of a profile fit, placing them
 // greedily in placement order (placements are aligned, so greedy is exact).
 func (s *migState) remaining(mp *MIGProfileSpec) int {

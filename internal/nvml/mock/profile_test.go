@@ -10,7 +10,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
-// newNode builds and initialises a mock node, failing the test on error.
+// newNode builds and initializes a mock node, failing the test on error.
 func newNode(t *testing.T, cfg Config) *Lib {
 	t.Helper()
 	m, err := New(cfg)
