@@ -17,6 +17,17 @@ type NodeInfo struct {
 	CUDADriverVersion string
 	// GPUs are the full GPUs in NVML index order.
 	GPUs []GPUInfo
+	// LostGPUs are the indices of GPUs that have fallen off the bus, when
+	// DiscoverOptions.SkipLostGPUs let discovery go on without them.
+	LostGPUs []int
+}
+
+// DiscoverOptions tune Discover.
+type DiscoverOptions struct {
+	// SkipLostGPUs lists GPUs that answer ERROR_GPU_IS_LOST in
+	// NodeInfo.LostGPUs instead of failing, so a plugin can keep serving
+	// (and taint) the rest of the node.
+	SkipLostGPUs bool
 }
 
 // GPUInfo describes one full GPU.
@@ -115,6 +126,11 @@ func ReturnError(lib Interface, call string, r Return) error {
 // info. lib must already be initialized. It fails on the first GPU that
 // cannot be read; errors about a lost GPU wrap ErrGPULost.
 func Discover(ctx context.Context, lib Interface) (*NodeInfo, error) {
+	return DiscoverWithOptions(ctx, lib, DiscoverOptions{})
+}
+
+// DiscoverWithOptions is Discover with options.
+func DiscoverWithOptions(ctx context.Context, lib Interface, opts DiscoverOptions) (*NodeInfo, error) {
 	logger := klog.FromContext(ctx)
 	driver, r := lib.SystemGetDriverVersion()
 	if err := ReturnError(lib, "get driver version", r); err != nil {
@@ -131,10 +147,20 @@ func Discover(ctx context.Context, lib Interface) (*NodeInfo, error) {
 	node := &NodeInfo{DriverVersion: driver, CUDADriverVersion: CUDAVersionString(cuda)}
 	for i := 0; i < count; i++ {
 		dev, r := lib.DeviceGetHandleByIndex(i)
+		if r == ERROR_GPU_IS_LOST && opts.SkipLostGPUs {
+			logger.Info("GPU is lost; leaving it out", "index", i)
+			node.LostGPUs = append(node.LostGPUs, i)
+			continue
+		}
 		if err := ReturnError(lib, fmt.Sprintf("get GPU %d", i), r); err != nil {
 			return nil, err
 		}
 		gpu, err := DescribeGPU(lib, i, dev)
+		if errors.Is(err, ErrGPULost) && opts.SkipLostGPUs {
+			logger.Info("GPU is lost; leaving it out", "index", i, "err", err)
+			node.LostGPUs = append(node.LostGPUs, i)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package nvml_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,6 +65,32 @@ func TestDiscoverDescribesEveryAttributeConsumersPublish(t *testing.T) {
 				t.Errorf("GPU (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestDiscoverCanLeaveLostGPUsOut(t *testing.T) {
+	m := open(t, mock.Config{NodeName: "node-a", Profile: "hgx-h100-8"})
+	for _, i := range []int{2, 5} {
+		if err := m.SetGPULost(i, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := nvml.Discover(context.Background(), m); !errors.Is(err, nvml.ErrGPULost) {
+		t.Errorf("Discover = %v, want ErrGPULost", err)
+	}
+	info, err := nvml.DiscoverWithOptions(context.Background(), m, nvml.DiscoverOptions{SkipLostGPUs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indices []int
+	for _, g := range info.GPUs {
+		indices = append(indices, g.Index)
+	}
+	if diff := cmp.Diff([]int{0, 1, 3, 4, 6, 7}, indices); diff != "" {
+		t.Errorf("discovered GPUs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{2, 5}, info.LostGPUs); diff != "" {
+		t.Errorf("lost GPUs (-want +got):\n%s", diff)
 	}
 }
 

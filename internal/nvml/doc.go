@@ -24,7 +24,9 @@
 //     memory, product name, brand, architecture, compute capability, addressing
 //     mode, MIG mode, the MIG profiles the GPU supports with their placements
 //     and engine counts, its existing MIG devices with their MIG UUIDs and
-//     parent UUID, and its fabric info).
+//     parent UUID, and its fabric info). [DiscoverWithOptions] with
+//     SkipLostGPUs leaves GPUs that fell off the bus out (NodeInfo.LostGPUs)
+//     instead of failing.
 //   - [NodeInfo.CliqueID] / [CliqueID] return the node's NVLink clique
 //     "<clusterUUID>.<cliqueId>", "" on a node without multi-node NVLink, and
 //     an error when GPUs disagree or the fabric is not ready.
