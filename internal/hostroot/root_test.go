@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 )
 
@@ -200,5 +201,28 @@ func TestAFakeRootResolvesPCIeRoots(t *testing.T) {
 	want := map[string]string{"0000:1b:00.0": "pci0000:10", "0019:01:00.0": "pci0019:00"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("PCIe roots (-want +got):\n%s", diff)
+	}
+}
+
+func TestCreateImexChannelMakesACharacterDeviceOnARealRoot(t *testing.T) {
+	// A real-looking root: /proc/devices but no fake marker.
+	r := New(t.TempDir())
+	if err := writeFile(r.Path(ProcDevices), "Character devices:\n195 nvidia\n236 nvidia-caps-imex-channels\n"); err != nil {
+		t.Fatal(err)
+	}
+	created, err := r.CreateImexChannel(5)
+	if errors.Is(err, os.ErrPermission) {
+		t.Skipf("mknod needs CAP_MKNOD: %v", err)
+	}
+	if err != nil || !created {
+		t.Fatalf("CreateImexChannel(5) = %v, %v", created, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(r.ImexChannelPath(5), &st); err != nil {
+		t.Fatal(err)
+	}
+	got := []uint32{st.Mode & unix.S_IFMT, unix.Major(st.Rdev), unix.Minor(st.Rdev)}
+	if diff := cmp.Diff([]uint32{unix.S_IFCHR, 236, 5}, got); diff != "" {
+		t.Errorf("channel5 (type, major, minor) (-want +got):\n%s", diff)
 	}
 }
