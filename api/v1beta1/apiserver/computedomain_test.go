@@ -2,9 +2,9 @@ package apiserver_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -221,8 +221,9 @@ func readUnstructured(ctx SpecContext, ns, name string) *unstructured.Unstructur
 func getTable(ns, resource string) *metav1.Table {
 	httpClient, err := rest.HTTPClientFor(env.Config)
 	Expect(err).NotTo(HaveOccurred())
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/%s", env.Config.Host, v1beta1.GroupVersion, ns, resource)
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	listURL, err := url.JoinPath(env.Config.Host, "apis", v1beta1.GroupVersion.String(), "namespaces", ns, resource)
+	Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequest(http.MethodGet, listURL, nil)
 	Expect(err).NotTo(HaveOccurred())
 	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
 	resp, err := httpClient.Do(req)
@@ -230,7 +231,7 @@ func getTable(ns, resource string) *metav1.Table {
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), listURL+": "+string(body))
 	table := &metav1.Table{}
 	Expect(json.Unmarshal(body, table)).To(Succeed())
 	return table
