@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -54,6 +55,27 @@ func ParseFaults(data []byte) (*Faults, error) {
 		return nil, fmt.Errorf("decode faults: %w", err)
 	}
 	return &f, nil
+}
+
+// WriteFile writes the faults to path atomically (a temporary file renamed
+// over it), as a test or operator outside the process should, so that a
+// watching mock never reads half a file.
+func (f Faults) WriteFile(path string) error {
+	data, err := yaml.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("encode faults: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write fault file: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write fault file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write fault file: %w", err)
+	}
+	return nil
 }
 
 // ApplyFaults makes the node's fault state equal f: listed GPUs get their

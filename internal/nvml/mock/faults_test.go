@@ -364,3 +364,33 @@ func TestAnInvalidFaultFileChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+func TestFaultsRoundTripThroughAFile(t *testing.T) {
+	seven, gi := uint32(7), uint32(3)
+	want := Faults{
+		GPUs: []GPUFault{{Index: 1, Lost: true}, {Index: 2, FabricState: FabricInProgress, FabricDegraded: true, CliqueID: &seven}},
+		Xids: []XidEvent{{ID: "a", GPU: 0, Xid: 48}, {GPU: 3, Xid: 31, GI: &gi}},
+	}
+	path := filepath.Join(t.TempDir(), "run", "faults.yaml")
+	if err := want.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseFaults(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, *got); diff != "" {
+		t.Errorf("faults after a round trip (-want +got):\n%s", diff)
+	}
+	m := newNode(t, Config{NodeName: "node-a", Profile: "gb200-nvl72"})
+	if err := m.ApplyFaultFile(path); err != nil {
+		t.Fatalf("ApplyFaultFile: %v", err)
+	}
+	if _, err := nvml.NodeCliqueID(m); !errors.Is(err, nvml.ErrGPULost) {
+		t.Errorf("NodeCliqueID after applying the file = %v, want ErrGPULost (GPU 1)", err)
+	}
+}
