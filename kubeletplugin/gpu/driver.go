@@ -18,6 +18,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
@@ -118,7 +119,7 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 		}
 	}
 	d.state = state
-	if d.hostDevices, err = readHostDevices(cfg.HostRoot); err != nil {
+	if d.hostDevices, err = readHostDevices(hostroot.New(cfg.HostRoot)); err != nil {
 		return nil, err
 	}
 	if d.inventory, err = DiscoverInventory(ctx, d.nvml, cfg.HostRoot); err != nil {

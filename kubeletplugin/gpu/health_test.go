@@ -144,20 +144,31 @@ func TestWatchHealthStatus(t *testing.T) {
 		}
 		return out
 	}
+	// awaitReport reads reports until one matches: the periodic resend may
+	// deliver an older state first.
+	awaitReport := func(stage string, want map[string]kubeletplugin.HealthStatus) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		var last map[string]kubeletplugin.HealthStatus
+		for {
+			select {
+			case r := <-reports:
+				last = summary(r)
+				if cmp.Equal(want, last) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("%s: no matching report; last (-want +got):\n%s", stage, cmp.Diff(want, last))
+			}
+		}
+	}
 	healthy := map[string]kubeletplugin.HealthStatus{"gpu-0": "Healthy", "gpu-1": "Healthy", "gpu-2": "Healthy", "gpu-3": "Healthy"}
-	if diff := cmp.Diff(healthy, summary(<-reports)); diff != "" {
-		t.Errorf("initial report (-want +got):\n%s", diff)
-	}
+	awaitReport("initial", healthy)
 	inject(t, d, func() (int, error) { return e.lib.InjectXid(3, 79) })
-	want := map[string]kubeletplugin.HealthStatus{"gpu-0": "Healthy", "gpu-1": "Healthy", "gpu-2": "Healthy", "gpu-3": "Unhealthy"}
-	if diff := cmp.Diff(want, summary(<-reports)); diff != "" {
-		t.Errorf("report after Xid 79 (-want +got):\n%s", diff)
-	}
+	awaitReport("after Xid 79", map[string]kubeletplugin.HealthStatus{"gpu-0": "Healthy", "gpu-1": "Healthy", "gpu-2": "Healthy", "gpu-3": "Unhealthy"})
 	e.clock.Step(16 * time.Minute)
 	d.health.probe(testContext(t), d.gpuUUIDs())
-	if diff := cmp.Diff(healthy, summary(<-reports)); diff != "" {
-		t.Errorf("report after recovery (-want +got):\n%s", diff)
-	}
+	awaitReport("after recovery", healthy)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("WatchHealthStatus returned %v", err)

@@ -1,14 +1,11 @@
 package gpu
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 )
 
 // nvidiaMajor is the fixed character-device major of /dev/nvidia*.
@@ -18,7 +15,7 @@ const nvidiaMajor = 195
 const controlMinor = 255
 
 // hostDevices are the character-device numbers the CDI specs need, read from
-// the host's /proc (through the host root, so tests use a temp directory).
+// the host's /proc through the host root (a temp directory in tests).
 type hostDevices struct {
 	// uvmMajor is 0 when nvidia-uvm is not loaded.
 	uvmMajor int
@@ -29,61 +26,33 @@ type hostDevices struct {
 	migMinors map[string]int
 }
 
-func readHostDevices(hostRoot string) (hostDevices, error) {
-	hd := hostDevices{migMinors: map[string]int{}}
-	majors, err := readLines(filepath.Join(hostRoot, "proc/devices"))
-	if err != nil {
-		return hd, err
-	}
-	for _, line := range majors {
-		fields := strings.Fields(line)
-		if len(fields) != 2 {
-			continue
-		}
-		n, err := strconv.Atoi(fields[0])
-		if err != nil {
-			continue
-		}
-		switch fields[1] {
-		case "nvidia-uvm":
-			hd.uvmMajor = n
-		case "nvidia-caps":
-			hd.capsMajor = n
-		}
-	}
-	minors, err := readLines(filepath.Join(hostRoot, "proc/driver/nvidia-caps/mig-minors"))
-	if err != nil {
-		return hd, err
-	}
-	for _, line := range minors {
-		fields := strings.Fields(line)
-		if len(fields) != 2 {
-			continue
-		}
-		if n, err := strconv.Atoi(fields[1]); err == nil {
-			hd.migMinors[fields[0]] = n
-		}
-	}
-	return hd, nil
+func absent(err error) bool {
+	return errors.Is(err, hostroot.ErrNotFound) || errors.Is(err, fs.ErrNotExist)
 }
 
-// readLines returns no lines for a missing file: a node without UVM or MIG
-// simply lacks those entries.
-func readLines(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+func readHostDevices(root hostroot.Root) (hostDevices, error) {
+	hd := hostDevices{migMinors: map[string]int{}}
+	for name, dst := range map[string]*int{"nvidia-uvm": &hd.uvmMajor, "nvidia-caps": &hd.capsMajor} {
+		major, err := root.CharDeviceMajor(name)
+		switch {
+		case err == nil:
+			*dst = int(major)
+		case absent(err):
+		default:
+			return hd, fmt.Errorf("host devices: %w", err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	minors, err := root.MIGMinors()
+	switch {
+	case err == nil:
+		for k, v := range minors {
+			hd.migMinors[k] = int(v)
+		}
+	case absent(err):
+	default:
+		return hd, fmt.Errorf("host devices: %w", err)
 	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		lines = append(lines, s.Text())
-	}
-	return lines, s.Err()
+	return hd, nil
 }
 
 func giCapKey(gpuMinor, gi int) string { return fmt.Sprintf("gpu%d/gi%d/access", gpuMinor, gi) }

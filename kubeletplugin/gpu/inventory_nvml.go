@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 	"k8s.io/klog/v2"
 
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
@@ -28,7 +28,7 @@ func DiscoverInventory(ctx context.Context, lib nvml.Interface, hostRoot string)
 		return Inventory{}, err
 	}
 	inv := inventoryFromNode(node, clique, func(busID string) string {
-		attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID, deviceattribute.WithFSFromRoot(filepath.Join(hostRoot, "sys")))
+		attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID, deviceattribute.WithFSFromRoot(hostroot.New(hostRoot).Path("/sys")))
 		if err != nil || attr.Value.StringValue == nil {
 			logger.V(4).Info("PCIe root not resolvable", "pciBusID", busID, "err", err)
 			return ""
