@@ -27,7 +27,7 @@
 //     parent UUID, and its fabric info). [DiscoverWithOptions] with
 //     SkipLostGPUs leaves GPUs that fell off the bus out (NodeInfo.LostGPUs)
 //     instead of failing.
-//   - [NodeInfo.CliqueID] / [CliqueID] return the node's NVLink clique
+//   - [NodeInfo.CliqueID] / [CliqueID] / [NodeCliqueID] return the node's NVLink clique
 //     "<clusterUUID>.<cliqueId>", "" on a node without multi-node NVLink, and
 //     an error when GPUs disagree or the fabric is not ready.
 //   - [MigProfileName] names a MIG profile the way nvidia-smi does
@@ -35,11 +35,12 @@
 //
 // # Selecting real or mock
 //
-// Binaries never choose an implementation themselves: they call
-// backend.AddFlags on their own pflag.FlagSet and backend.Open (package
+// Binaries never choose an implementation themselves: they build
+// backend.Options with OptionsFromEnv, register them on their own
+// pflag.FlagSet with Options.AddFlags, and call backend.Open (package
 // internal/nvml/backend), which honors --nvml=real|mock, --nvml-mock-profile,
-// --nvml-mock-profile-file, --nvml-node-name and the NVML_* environment
-// variables. Nothing here keeps process-global state: many simulated nodes may
+// --nvml-mock-profile-file, --nvml-mock-node-name, ... and the NVML_*
+// environment variables (docs/mock-nvml.md lists them). Nothing here keeps process-global state: many simulated nodes may
 // each hold their own Interface in one process.
 //
 // # Time slicing
