@@ -10,6 +10,8 @@ SHELL := /usr/bin/env bash -o pipefail
 ROOT := $(abspath .)
 BIN := $(ROOT)/bin
 export GOBIN := $(BIN)
+# go-nvml's cgo bindings use deprecated NVML declarations on purpose (they bind every API version).
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 # Pinned tool versions. kube-apiserver and etcd come from the e2e module's go.mod (tool directives), so the
 # versions below only name the build stamps; bump them together with e2e/go.mod.
