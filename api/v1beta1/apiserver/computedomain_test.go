@@ -24,7 +24,10 @@ import (
 
 // beInvalid matches an HTTP 422 Invalid error from the apiserver whose message contains every part.
 func beInvalid(parts ...string) OmegaMatcher {
-	matchers := []OmegaMatcher{WithTransform(apierrors.IsInvalid, BeTrue())}
+	matchers := []OmegaMatcher{
+		HaveOccurred(),
+		WithTransform(apierrors.ReasonForError, Equal(metav1.StatusReasonInvalid)),
+	}
 	for _, p := range parts {
 		matchers = append(matchers, MatchError(ContainSubstring(p)))
 	}
@@ -98,7 +101,8 @@ var _ = Describe("ComputeDomain", func() {
 			func(ctx SpecContext, edit func(*v1beta1.ComputeDomainSpec)) {
 				changed := cd.DeepCopy()
 				edit(&changed.Spec)
-				Expect(k8s.Update(ctx, changed)).To(beInvalid("spec", "spec is immutable"))
+				Expect(k8s.Update(ctx, changed)).To(beInvalid("spec", "spec is immutable"),
+					"the apiserver must reject a change to spec")
 
 				stored := &v1beta1.ComputeDomain{}
 				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cd), stored)).To(Succeed())
