@@ -34,9 +34,10 @@ func TestDecodeConfig(t *testing.T) {
 		"a GpuConfig with every MPS setting decodes": {
 			raw: `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{` +
 				`"defaultActiveThreadPercentage":50,"defaultPinnedDeviceMemoryLimit":"10Gi",` +
-				`"defaultPerDevicePinnedMemoryLimit":{"0":"5Gi","GPU-1234":"1Gi"}}}}`,
+				`"defaultPerDevicePinnedMemoryLimit":{"0":"5Gi","GPU-1234":"1Gi"},"multiUser":true}}}`,
 			want: utiltesting.MakeGpuConfig().MPS(utiltesting.MakeMpsConfig().ActiveThreadPercentage(50).
-				PinnedMemoryLimit("10Gi").PerDevicePinnedMemoryLimit("0", "5Gi").PerDevicePinnedMemoryLimit("GPU-1234", "1Gi").Obj()).Obj(),
+				PinnedMemoryLimit("10Gi").PerDevicePinnedMemoryLimit("0", "5Gi").PerDevicePinnedMemoryLimit("GPU-1234", "1Gi").
+				MultiUser(true).Obj()).Obj(),
 		},
 		"a GpuConfig without sharing decodes": {
 			raw:  `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig"}`,

@@ -86,6 +86,11 @@ type MpsConfig struct {
 	// device's index within the claim's devices (e.g. "0") or its UUID ("GPU-…", "MIG-…").
 	// +optional
 	DefaultPerDevicePinnedMemoryLimit MpsPerDevicePinnedMemoryLimit `json:"defaultPerDevicePinnedMemoryLimit,omitempty"`
+
+	// multiUser starts the MPS control daemon in multi-user mode, so that clients running as different
+	// UIDs can share it. Unset means off.
+	// +optional
+	MultiUser *bool `json:"multiUser,omitempty"`
 }
 
 // MpsPerDevicePinnedMemoryLimit maps a device index or UUID to a pinned device memory limit.

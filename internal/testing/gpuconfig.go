@@ -89,3 +89,9 @@ func (w *MpsConfigWrapper) PerDevicePinnedMemoryLimit(key, q string) *MpsConfigW
 	w.DefaultPerDevicePinnedMemoryLimit[key] = resource.MustParse(q)
 	return w
 }
+
+// MultiUser sets multiUser.
+func (w *MpsConfigWrapper) MultiUser(on bool) *MpsConfigWrapper {
+	w.MpsConfig.MultiUser = ptr.To(on)
+	return w
+}
