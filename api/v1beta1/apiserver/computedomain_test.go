@@ -175,6 +175,11 @@ var _ = Describe("ComputeDomain", func() {
 				"status.nodes[0].status", `Unsupported value: "Starting"`, `supported values: "Ready", "NotReady"`))
 		})
 
+		It("rejects a clique channel beyond the 2048 IMEX channels", func(ctx SpecContext) {
+			cd.Status.Cliques = []v1beta1.ComputeDomainClique{{CliqueID: "c.1", Channel: ptr.To[int32](2048)}}
+			Expect(k8s.Status().Update(ctx, cd)).To(beInvalid("status.cliques[0].channel", "less than or equal to 2047"))
+		})
+
 		It("rejects two nodes with the same name", func(ctx SpecContext) {
 			cd.Status.Nodes = []v1beta1.ComputeDomainNode{{Name: "node-a"}, {Name: "node-a"}}
 			Expect(k8s.Status().Update(ctx, cd)).To(beInvalid("status.nodes[1]", "Duplicate value"))
