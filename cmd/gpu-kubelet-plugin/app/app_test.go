@@ -1,0 +1,237 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
+	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+func TestParseRejects(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		wantErr string
+	}{
+		"no node name":         {args: []string{"--nvml=mock", "--nvml-mock-profile=hgx-h100-8"}, wantErr: "--node-name: required"},
+		"a bad driver name":    {args: []string{"--node-name=n", "--driver-name=GPU_Driver"}, wantErr: "--driver-name"},
+		"a relative CDI root":  {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: "--cdi-root"},
+		"an unknown NVML mode": {args: []string{"--node-name=n", "--nvml=fake"}, wantErr: "allowed: real, mock"},
+		"a stray argument":     {args: []string{"--node-name=n", "extra"}, wantErr: "unexpected arguments"},
+		"mock without profile": {args: []string{"--node-name=n", "--nvml=mock"}, wantErr: "--nvml-mock-profile"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := parse(tc.args, noEnv); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+type nodeDirs struct {
+	hostRoot, cdiRoot, registrar, plugins string
+}
+
+// newNodeDirs makes a fake host root for a mock profile and short socket
+// directories (unix socket paths are limited to 108 bytes).
+func newNodeDirs(t *testing.T, profile, node string) nodeDirs {
+	t.Helper()
+	p, err := mock.LoadProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.MkdirTemp("", "gkp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	d := nodeDirs{hostRoot: filepath.Join(base, "host"), cdiRoot: filepath.Join(base, "cdi"), registrar: filepath.Join(base, "reg"), plugins: filepath.Join(base, "plg")}
+	if _, err := hostroot.Fake(d.hostRoot, p.FakeHostRootSpec(node)); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d nodeDirs) args(node, profile string, extra ...string) []string {
+	return append([]string{
+		"--node-name=" + node, "--nvml=mock", "--nvml-mock-profile=" + profile, "--nvml-mock-fault-file=",
+		"--host-root=" + d.hostRoot, "--cdi-root=" + d.cdiRoot,
+		"--kubelet-registrar-directory-path=" + d.registrar, "--kubelet-plugins-directory-path=" + d.plugins,
+	}, extra...)
+}
+
+func TestInspectPrintsSlicesAndChangesNothing(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	dirs := newNodeDirs(t, "a100-40gb-mig", "node-a")
+	var out bytes.Buffer
+	args := append([]string{"inspect"}, dirs.args("node-a", "a100-40gb-mig", "--partitionable-mig", "--nvml-mock-mig=dynamic")...)
+	if err := run(ctx, args, noEnv, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	var report InspectReport
+	if err := yaml.UnmarshalStrict(out.Bytes(), &report); err != nil {
+		t.Fatalf("inspect output is not the report: %v\n%s", err, out.String())
+	}
+	counters, devices := 0, 0
+	for _, s := range report.ResourceSlices {
+		counters += len(s.Spec.SharedCounters)
+		devices += len(s.Spec.Devices)
+		if s.Spec.NodeName == nil || *s.Spec.NodeName != "node-a" || s.Spec.Pool.Name != "node-a" {
+			t.Errorf("slice %s is not node-a's", s.Name)
+		}
+		for _, dev := range s.Spec.Devices {
+			if _, ok := dev.Attributes["resource.kubernetes.io/pcieRoot"]; !ok {
+				t.Errorf("%s: no pcieRoot from the fake sysfs", dev.Name)
+			}
+		}
+	}
+	if counters != 8 || devices == 0 {
+		t.Errorf("%d counter sets and %d devices, want 8 and some", counters, devices)
+	}
+	if report.CliqueID != "" {
+		t.Errorf("A100 node reports clique %q", report.CliqueID)
+	}
+	for _, dir := range []string{dirs.cdiRoot, dirs.plugins, dirs.registrar} {
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("inspect created %s", dir)
+		}
+	}
+}
+
+func dial(t *testing.T, path string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeAsSeenByTheKubelet drives a running plugin the way the kubelet
+// does: registration, then NodePrepareResources/NodeUnprepareResources over
+// the DRA socket. The API server is a fake clientset; the simulated cluster
+// covers the real one.
+func TestServeAsSeenByTheKubelet(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	const node = "tray-1"
+	dirs := newNodeDirs(t, "gb200-nvl72", node)
+	claim := &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "claim-1"},
+		Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
+			Results: []resourceapi.DeviceRequestAllocationResult{{Request: "gpus", Driver: "gpu.nvidia.com", Pool: node, Device: "gpu-2"}},
+		}}},
+	}
+	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: "node-uid"}}, claim)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, dirs.args(node, "gb200-nvl72"), noEnv, &bytes.Buffer{}, func(*options) (kubernetes.Interface, error) { return client, nil })
+	}()
+
+	regSock := filepath.Join(dirs.registrar, "gpu.nvidia.com-reg.sock")
+	eventually(t, "the registration socket", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned early: %v", err)
+		default:
+		}
+		_, err := os.Stat(regSock)
+		return err == nil
+	})
+	info, err := registerapi.NewRegistrationClient(dial(t, regSock)).GetInfo(ctx, &registerapi.InfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "gpu.nvidia.com" || info.Type != registerapi.DRAPlugin {
+		t.Errorf("plugin info %+v", info)
+	}
+	if _, err := registerapi.NewRegistrationClient(dial(t, regSock)).NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	dra := drapb.NewDRAPluginClient(dial(t, info.Endpoint))
+	resp, err := dra.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "default", Name: "job", Uid: "claim-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.Claims["claim-1"]
+	if r == nil || r.Error != "" || len(r.Devices) != 1 {
+		t.Fatalf("prepare response %+v", resp)
+	}
+	view, err := cdi.Resolve(dirs.cdiRoot, r.Devices[0].CdiDeviceIds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(view.DeviceNodes, " "), "/dev/nvidia2") {
+		t.Errorf("container devices %v lack /dev/nvidia2", view.DeviceNodes)
+	}
+
+	eventually(t, "the node clique label", func() bool {
+		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		return err == nil && strings.Contains(n.Labels[gpu.CliqueLabel], ".32766")
+	})
+	eventually(t, "published ResourceSlices", func() bool {
+		slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		if err != nil || len(slices.Items) == 0 {
+			return false
+		}
+		n := 0
+		for _, s := range slices.Items {
+			n += len(s.Spec.Devices)
+		}
+		return n == 4
+	})
+
+	un, err := dra.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "default", Name: "job", Uid: "claim-1"}}})
+	if err != nil || un.Claims["claim-1"].GetError() != "" {
+		t.Fatalf("unprepare: %v %+v", err, un)
+	}
+	if _, err := cdi.Resolve(dirs.cdiRoot, r.Devices[0].CdiDeviceIds...); err == nil {
+		t.Error("the claim's CDI device still resolves after unprepare")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}

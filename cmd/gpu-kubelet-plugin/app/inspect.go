@@ -1,0 +1,47 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
+)
+
+// InspectReport is what "inspect" prints: the node's clique and the
+// ResourceSlices the plugin would publish.
+type InspectReport struct {
+	NodeName          string                       `json:"nodeName"`
+	DriverName        string                       `json:"driverName"`
+	CliqueID          string                       `json:"cliqueID"`
+	CliqueLabel       string                       `json:"cliqueLabel"`
+	DriverVersion     string                       `json:"driverVersion"`
+	CUDADriverVersion string                       `json:"cudaDriverVersion"`
+	PartitionableMIG  bool                         `json:"partitionableMIG"`
+	ResourceSlices    []*resourceapi.ResourceSlice `json:"resourceSlices"`
+}
+
+// inspect reads the node through NVML and prints the report as YAML. It
+// changes nothing: no checkpoint, CDI spec, MIG instance or API object.
+func inspect(ctx context.Context, o *options, lib nvml.Interface, out io.Writer) error {
+	inv, err := gpu.DiscoverInventory(ctx, lib, o.hostRoot)
+	if err != nil {
+		return err
+	}
+	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.nodeName, PartitionableMIG: o.partitionableMIG})
+	report := InspectReport{
+		NodeName: o.nodeName, DriverName: o.driverName, CliqueID: inv.CliqueID, CliqueLabel: gpu.CliqueLabel,
+		DriverVersion: inv.DriverVersion, CUDADriverVersion: inv.CUDADriverVersion, PartitionableMIG: o.partitionableMIG,
+		ResourceSlices: gpu.ResourceSlices(o.driverName, o.nodeName, res),
+	}
+	data, err := yaml.Marshal(report)
+	if err != nil {
+		return fmt.Errorf("render inspect report: %w", err)
+	}
+	_, err = out.Write(data)
+	return err
+}
