@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// Peer is one node of this node's IMEX ensemble, as the domain's status lists
+// it.
+type Peer struct {
+	NodeName  string
+	IPAddress string
+	Index     int32
+}
+
+// CliquePeers returns the ensemble of node self in its clique: every node of
+// the domain's status with the same clique and a known address, self included
+// (nvidia-imex expects its own address in the nodes file; it is added when
+// the controller has not listed the node yet), ordered by index and name so
+// the nodes file is stable. A node without a clique has no ensemble.
+func CliquePeers(cd *v1beta1.ComputeDomain, self Peer, cliqueID string) []Peer {
+	if cliqueID == "" {
+		return nil
+	}
+	var peers []Peer
+	seenSelf := false
+	for _, n := range cd.Status.Nodes {
+		if n.CliqueID != cliqueID || n.IPAddress == "" {
+			continue
+		}
+		if n.Name == self.NodeName {
+			seenSelf = true
+			// Our own address is what we listen on, whatever status says.
+			n.IPAddress = self.IPAddress
+		}
+		peers = append(peers, Peer{NodeName: n.Name, IPAddress: n.IPAddress, Index: n.Index})
+	}
+	if !seenSelf {
+		peers = append(peers, Peer{NodeName: self.NodeName, IPAddress: self.IPAddress, Index: -1})
+	}
+	slices.SortFunc(peers, func(a, b Peer) int {
+		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.NodeName, b.NodeName))
+	})
+	// Two nodes claiming one address (a stale entry after an IP change)
+	// would make the nodes file invalid: the lower index wins.
+	seen := map[string]bool{}
+	out := peers[:0]
+	for _, p := range peers {
+		if !seen[p.IPAddress] {
+			seen[p.IPAddress] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Addresses returns the peers' addresses in order.
+func Addresses(peers []Peer) []string {
+	out := make([]string, len(peers))
+	for i, p := range peers {
+		out[i] = p.IPAddress
+	}
+	return out
+}
+
+// ChannelReady tells whether the domain's status lists node Ready and its
+// clique holds a channel: the condition under which the plugin hands out the
+// channel (and the daemon has nothing left to wait for).
+func ChannelReady(cd *v1beta1.ComputeDomain, node, cliqueID string) (int32, bool) {
+	ready := false
+	for _, n := range cd.Status.Nodes {
+		if n.Name == node && n.CliqueID == cliqueID && n.Status == v1beta1.ComputeDomainStatusReady {
+			ready = true
+		}
+	}
+	if !ready {
+		return 0, false
+	}
+	for _, c := range cd.Status.Cliques {
+		if c.CliqueID == cliqueID && c.Channel != nil {
+			return *c.Channel, true
+		}
+	}
+	return 0, false
+}

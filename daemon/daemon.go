@@ -1,0 +1,252 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+)
+
+// Defaults of the daemon loop.
+const (
+	// DefaultProbeInterval is how often the local IMEX process is asked for its
+	// state (a local query, not an API call).
+	DefaultProbeInterval = time.Second
+	// DefaultJoinGrace is how long a newly listed (or restarted) peer may take
+	// to connect before it counts as missing.
+	DefaultJoinGrace = 3 * time.Second
+	// DefaultFirstReportDelay is how long a daemon that is not ready stays
+	// silent before it reports why: formation should cost one status write
+	// (ready), not two.
+	DefaultFirstReportDelay = 10 * time.Second
+	probeTimeout            = 5 * time.Second
+)
+
+// DomainGetter reads the daemon's ComputeDomain (from a cache); a domain that
+// does not exist is (nil, nil).
+type DomainGetter func(ctx context.Context) (*v1beta1.ComputeDomain, error)
+
+// Options configure a Daemon.
+type Options struct {
+	Identity  identity.Identity
+	NodeName  string
+	IPAddress string
+	Pod       PodRef
+	// Client writes the member record.
+	Client client.Client
+	// Domain reads the domain; DomainChanged fires after it changed.
+	Domain        DomainGetter
+	DomainChanged <-chan struct{}
+	// Starter runs IMEX; Prober asks it for its state.
+	Starter Starter
+	Prober  Prober
+	// Zero values take the defaults above.
+	ProbeInterval    time.Duration
+	JoinGrace        time.Duration
+	FirstReportDelay time.Duration
+	RestartDelay     time.Duration
+	Now              func() time.Time
+}
+
+// Daemon is one node's IMEX daemon for one ComputeDomain: it supervises
+// IMEX, keeps its peer list in line with the domain's status and reports its
+// readiness through its own ComputeDomainMember record.
+type Daemon struct {
+	opts       Options
+	supervisor *Supervisor
+	record     *MemberRecord
+	self       Peer
+
+	specApplied   bool
+	written       *v1beta1.ComputeDomainMemberStatus
+	started       time.Time
+	peerSet       map[string]bool
+	joining       map[string]time.Time
+	lastStarts    int
+	lastPeerNames string
+}
+
+// New checks the options and returns a daemon.
+func New(opts Options) (*Daemon, error) {
+	var errs []error
+	if opts.NodeName == "" {
+		errs = append(errs, errors.New("node name must not be empty"))
+	}
+	if opts.Pod.Name == "" || opts.Pod.Namespace == "" || opts.Pod.UID == "" {
+		errs = append(errs, fmt.Errorf("pod name, namespace and UID must all be set (got %q, %q, %q): the pod owns the member record", opts.Pod.Name, opts.Pod.Namespace, opts.Pod.UID))
+	}
+	if opts.Client == nil || opts.Domain == nil || opts.Starter == nil || opts.Prober == nil {
+		errs = append(errs, errors.New("client, domain getter, IMEX starter and prober must all be set"))
+	}
+	if opts.ProbeInterval <= 0 {
+		opts.ProbeInterval = DefaultProbeInterval
+	}
+	if opts.JoinGrace <= 0 {
+		opts.JoinGrace = DefaultJoinGrace
+	}
+	if opts.FirstReportDelay <= 0 {
+		opts.FirstReportDelay = DefaultFirstReportDelay
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	settings := IMEXSettings{
+		ConfigDir:       opts.Identity.ConfigDir,
+		IPAddress:       opts.IPAddress,
+		DomainID:        opts.Identity.DomainUID,
+		DomainName:      opts.Identity.DomainName,
+		DomainNamespace: opts.Identity.DomainNamespace,
+		CliqueID:        opts.Identity.CliqueID,
+	}
+	var supOpts []SupervisorOption
+	if opts.RestartDelay > 0 {
+		supOpts = append(supOpts, WithRestartDelays(opts.RestartDelay, 50*opts.RestartDelay))
+	}
+	sup, err := NewSupervisor(opts.Starter, settings, supOpts...)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("compute-domain daemon: %w", err)
+	}
+	record := NewMemberRecord(opts.Client, opts.Pod, v1beta1.ComputeDomainMemberSpec{
+		DomainUID:       opts.Identity.DomainUID,
+		DomainNamespace: opts.Identity.DomainNamespace,
+		DomainName:      opts.Identity.DomainName,
+		NodeName:        opts.NodeName,
+		IPAddress:       opts.IPAddress,
+		CliqueID:        opts.Identity.CliqueID,
+	})
+	return &Daemon{
+		opts:       opts,
+		supervisor: sup,
+		record:     record,
+		self:       Peer{NodeName: opts.NodeName, IPAddress: opts.IPAddress},
+		peerSet:    map[string]bool{},
+		joining:    map[string]time.Time{},
+	}, nil
+}
+
+// Record is the daemon's member record (for API write counts).
+func (d *Daemon) Record() *MemberRecord { return d.record }
+
+// Supervisor is the daemon's IMEX supervisor.
+func (d *Daemon) Supervisor() *Supervisor { return d.supervisor }
+
+// Run supervises IMEX and reports readiness until ctx ends. It writes the
+// member record's spec once and its status only when it changes; between
+// events it only queries the local IMEX process.
+func (d *Daemon) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx).WithValues("domain", klog.KRef(d.opts.Identity.DomainNamespace, d.opts.Identity.DomainName), "node", d.opts.NodeName)
+	ctx = klog.NewContext(ctx, logger)
+	d.started = d.opts.Now()
+	supDone := make(chan error, 1)
+	go func() { supDone <- d.supervisor.Run(ctx) }()
+	ticker := time.NewTicker(d.opts.ProbeInterval)
+	defer ticker.Stop()
+	for {
+		d.sync(ctx)
+		select {
+		case <-ctx.Done():
+			return <-supDone
+		case err := <-supDone:
+			return fmt.Errorf("IMEX supervisor: %w", err)
+		case <-d.opts.DomainChanged:
+		case <-d.supervisor.Changed():
+		case <-ticker.C:
+		}
+	}
+}
+
+// sync is one level-based pass: spec, peers, readiness.
+func (d *Daemon) sync(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	if !d.specApplied {
+		if err := d.record.ApplySpec(ctx); err != nil {
+			logger.Error(err, "Writing the member record failed; retrying")
+			return
+		}
+		d.specApplied = true
+		logger.V(2).Info("Member record written", "member", d.record.Key())
+	}
+
+	cd, err := d.opts.Domain(ctx)
+	if err != nil {
+		logger.Error(err, "Reading the ComputeDomain failed")
+		return
+	}
+	if cd == nil {
+		cd = &v1beta1.ComputeDomain{}
+	}
+	peers := CliquePeers(cd, d.self, d.opts.Identity.CliqueID)
+	now := d.opts.Now()
+	d.trackJoins(ctx, peers, now)
+
+	obs := Observation{Running: d.supervisor.Running(), Peers: peers, Self: d.self.IPAddress, Joining: map[string]bool{}}
+	for a := range d.joining {
+		obs.Joining[a] = true
+	}
+	if obs.Running {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		obs.State, err = d.opts.Prober.Probe(pctx)
+		cancel()
+		if err != nil {
+			logger.V(2).Info("Probing IMEX failed", "err", err)
+		}
+	}
+	var prev []metav1.Condition
+	if d.written != nil {
+		prev = d.written.Conditions
+	}
+	status := MemberStatus(obs, prev, now)
+	if d.written != nil && SameStatus(*d.written, status) {
+		return
+	}
+	if ctx.Err() != nil {
+		return // shutting down: the pod and its record go away
+	}
+	if d.written == nil && !status.Ready && now.Sub(d.started) < d.opts.FirstReportDelay {
+		return // still forming: report once ready, or why not after the delay
+	}
+	if err := d.record.ApplyStatus(ctx, status); err != nil {
+		if apierrors.IsNotFound(err) {
+			d.specApplied = false // deleted under us: write it again
+		}
+		logger.Error(err, "Writing the member status failed; retrying")
+		return
+	}
+	d.written = &status
+	logger.Info("Reported IMEX state", "ready", status.Ready, "peers", len(peers)-1, "conditions", status.Conditions)
+}
+
+// trackJoins pushes the peer list to IMEX and remembers, for the grace
+// period, which peers are new to it (all of them after an IMEX restart).
+func (d *Daemon) trackJoins(ctx context.Context, peers []Peer, now time.Time) {
+	addrs := Addresses(peers)
+	if _, err := d.supervisor.SetPeers(ctx, addrs); err != nil {
+		klog.FromContext(ctx).Error(err, "Updating the IMEX peers failed")
+	}
+	restarted := d.supervisor.Starts() != d.lastStarts
+	d.lastStarts = d.supervisor.Starts()
+	next := map[string]bool{}
+	for _, a := range addrs {
+		next[a] = true
+		if (restarted || !d.peerSet[a]) && a != d.self.IPAddress {
+			d.joining[a] = now
+		}
+	}
+	d.peerSet = next
+	for a, since := range d.joining {
+		if !next[a] || now.Sub(since) >= d.opts.JoinGrace {
+			delete(d.joining, a)
+		}
+	}
+}

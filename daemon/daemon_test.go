@@ -1,0 +1,297 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+const operatorNS = "nvidia-dra"
+
+func newFakeClient(t *testing.T, objs ...client.Object) client.WithWatch {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithStatusSubresource(&v1beta1.ComputeDomain{}, &v1beta1.ComputeDomainMember{}).Build()
+}
+
+// fakeController plays the ComputeDomain controller's part that the daemons
+// depend on: it aggregates member records into the domain's status with the
+// controller's own aggregation and tells the daemons when the status changed.
+type fakeController struct {
+	c       client.Client
+	key     client.ObjectKey
+	channel int32
+
+	mu        sync.Mutex
+	listeners []chan struct{}
+}
+
+func (f *fakeController) listen() <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	f.mu.Lock()
+	f.listeners = append(f.listeners, ch)
+	f.mu.Unlock()
+	return ch
+}
+
+func (f *fakeController) run(ctx context.Context, t *testing.T) {
+	for ctx.Err() == nil {
+		if err := f.reconcile(ctx); err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) {
+			t.Errorf("fake controller: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (f *fakeController) reconcile(ctx context.Context) error {
+	var cd v1beta1.ComputeDomain
+	if err := f.c.Get(ctx, f.key, &cd); err != nil {
+		return err
+	}
+	var members v1beta1.ComputeDomainMemberList
+	if err := f.c.List(ctx, &members, client.InNamespace(operatorNS), client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(cd.UID)}); err != nil {
+		return err
+	}
+	channels := map[string]int32{}
+	for _, c := range membership.Cliques(members.Items) {
+		channels[c] = f.channel
+	}
+	status := membership.Compute(membership.Input{Domain: &cd, Members: members.Items, Channels: channels, Now: metav1.Now()})
+	if equality.Semantic.DeepEqual(status, cd.Status) {
+		return nil
+	}
+	cd.Status = status
+	if err := f.c.Status().Update(ctx, &cd); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ch := range f.listeners {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+type testNode struct {
+	name   string
+	ip     string
+	daemon *Daemon
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+}
+
+func startDaemon(t *testing.T, c client.Client, ctrl *fakeController, cd *v1beta1.ComputeDomain, name, ip, clique string) *testNode {
+	t.Helper()
+	id := identity.Identity{DomainUID: string(cd.UID), DomainName: cd.Name, DomainNamespace: cd.Namespace, CliqueID: clique, ConfigDir: filepath.Join(t.TempDir(), "imex")}
+	d, err := New(Options{
+		Identity:  id,
+		NodeName:  name,
+		IPAddress: ip,
+		Pod:       PodRef{Name: "cd-daemon-" + name, Namespace: operatorNS, UID: types.UID("pod-" + name)},
+		Client:    c,
+		Domain: func(ctx context.Context) (*v1beta1.ComputeDomain, error) {
+			var got v1beta1.ComputeDomain
+			err := c.Get(ctx, client.ObjectKeyFromObject(cd), &got)
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return &got, err
+		},
+		DomainChanged:    ctrl.listen(),
+		Starter:          InProcessStandin{},
+		Prober:           StandinProber{CmdAddress: fmt.Sprintf("%s:%d", ip, IMEXCommandPort)},
+		ProbeInterval:    50 * time.Millisecond,
+		JoinGrace:        time.Second,
+		FirstReportDelay: 5 * time.Second,
+		RestartDelay:     20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &testNode{name: name, ip: ip, daemon: d, cancel: cancel, done: make(chan error, 1)}
+	go func() { n.done <- d.Run(ctx) }()
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *testNode) stop() {
+	n.once.Do(func() {
+		n.cancel()
+		select {
+		case <-n.done:
+		case <-time.After(10 * time.Second):
+		}
+	})
+}
+
+func waitForDomain(t *testing.T, c client.Client, key client.ObjectKey, what string, cond func(*v1beta1.ComputeDomain) bool) *v1beta1.ComputeDomain {
+	t.Helper()
+	deadline := time.Now().Add(eventually)
+	var cd v1beta1.ComputeDomain
+	for {
+		if err := c.Get(context.Background(), key, &cd); err != nil {
+			t.Fatal(err)
+		}
+		if cond(&cd) {
+			return &cd
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for the domain: %s; status: %+v", what, cd.Status)
+		}
+		time.Sleep(poll)
+	}
+}
+
+func condition(cd *v1beta1.ComputeDomain, condType string) metav1.Condition {
+	if c := meta.FindStatusCondition(cd.Status.Conditions, condType); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+func TestThreeDaemonsFormAnEnsembleLoseANodeAndRecover(t *testing.T) {
+	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000001").Obj()
+	c := newFakeClient(t, cd)
+	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: 7}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go ctrl.run(ctx, t)
+
+	ips := loopbackIPs(3)
+	var nodes []*testNode
+	for i, ip := range ips {
+		nodes = append(nodes, startDaemon(t, c, ctrl, cd, fmt.Sprintf("gb200-%d", i), ip, "cluster-a.1"))
+	}
+
+	// The domain forms: all three nodes Ready, with their addresses and
+	// indices, and every daemon wrote its record twice (spec, ready).
+	formed := waitForDomain(t, c, ctrl.key, "Ready with 3 nodes", func(cd *v1beta1.ComputeDomain) bool {
+		return cd.Status.Status == v1beta1.ComputeDomainStatusReady && cd.Status.ReadyNodes == 3
+	})
+	var got []string
+	for _, n := range formed.Status.Nodes {
+		got = append(got, fmt.Sprintf("%s %s %s %d %s", n.Name, n.IPAddress, n.CliqueID, n.Index, n.Status))
+	}
+	want := []string{
+		fmt.Sprintf("gb200-0 %s cluster-a.1 0 Ready", ips[0]),
+		fmt.Sprintf("gb200-1 %s cluster-a.1 1 Ready", ips[1]),
+		fmt.Sprintf("gb200-2 %s cluster-a.1 2 Ready", ips[2]),
+	}
+	if diff := cmp.Diff(want, got, cmpSortStrings); diff != "" {
+		t.Errorf("status.nodes (-want +got):\n%s", diff)
+	}
+	for _, n := range nodes {
+		if w := n.daemon.Record().Writes(); w > 3 {
+			t.Errorf("daemon on %s made %d API writes to form the domain, want at most 3", n.name, w)
+		}
+		if ch, ok := ChannelReady(formed, n.name, "cluster-a.1"); !ok || ch != 7 {
+			t.Errorf("ChannelReady(%s) = %d, %v; want 7, true", n.name, ch, ok)
+		}
+	}
+
+	// Node 1's daemon goes away (its IMEX connections close): the others see
+	// the loss and the domain is Degraded naming node 1.
+	nodes[1].stop()
+	degraded := waitForDomain(t, c, ctrl.key, "Degraded naming gb200-1's peers", func(cd *v1beta1.ComputeDomain) bool {
+		d := condition(cd, v1beta1.ComputeDomainConditionDegraded)
+		return d.Status == metav1.ConditionTrue && strings.Contains(d.Message, "gb200-1 ("+ips[1]+")")
+	})
+	t.Logf("Degraded: %s", condition(degraded, v1beta1.ComputeDomainConditionDegraded).Message)
+
+	// The daemon comes back (a new pod on the same node): the ensemble heals.
+	nodes[1] = startDaemon(t, c, ctrl, cd, "gb200-1", ips[1], "cluster-a.1")
+	waitForDomain(t, c, ctrl.key, "Ready and not Degraded again", func(cd *v1beta1.ComputeDomain) bool {
+		return cd.Status.Status == v1beta1.ComputeDomainStatusReady && cd.Status.ReadyNodes == 3 &&
+			condition(cd, v1beta1.ComputeDomainConditionDegraded).Status == metav1.ConditionFalse
+	})
+}
+
+func TestAKilledIMEXProcessIsReportedAndRestarted(t *testing.T) {
+	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000002").Obj()
+	c := newFakeClient(t, cd)
+	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: 3}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go ctrl.run(ctx, t)
+	ips := loopbackIPs(2)
+	n0 := startDaemon(t, c, ctrl, cd, "gb200-0", ips[0], "cluster-b.4")
+	startDaemon(t, c, ctrl, cd, "gb200-1", ips[1], "cluster-b.4")
+	waitForDomain(t, c, ctrl.key, "Ready with 2 nodes", func(cd *v1beta1.ComputeDomain) bool {
+		return cd.Status.Status == v1beta1.ComputeDomainStatusReady && cd.Status.ReadyNodes == 2
+	})
+
+	// Kill node 0's IMEX (not the daemon): the supervisor restarts it and the
+	// domain is Ready again, having gone through a not-ready state.
+	sup := n0.daemon.Supervisor()
+	sup.mu.Lock()
+	proc := sup.proc
+	sup.mu.Unlock()
+	proc.Stop()
+	deadline := time.Now().Add(eventually)
+	for sup.Starts() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("IMEX was not restarted")
+		}
+		time.Sleep(poll)
+	}
+	waitForDomain(t, c, ctrl.key, "Ready again after the restart", func(cd *v1beta1.ComputeDomain) bool {
+		return cd.Status.Status == v1beta1.ComputeDomainStatusReady && cd.Status.ReadyNodes == 2
+	})
+	var m v1beta1.ComputeDomainMember
+	if err := c.Get(context.Background(), n0.daemon.Record().Key(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Status.Ready {
+		t.Errorf("member of gb200-0 not ready after the restart: %+v", m.Status)
+	}
+	if len(m.OwnerReferences) != 1 || m.OwnerReferences[0].Kind != "Pod" || m.OwnerReferences[0].Name != "cd-daemon-gb200-0" {
+		t.Errorf("member owner references = %+v, want the daemon pod", m.OwnerReferences)
+	}
+}
+
+var cmpSortStrings = cmp.Transformer("sort", func(in []string) []string {
+	out := append([]string(nil), in...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+})
