@@ -109,4 +109,3 @@ func (r *MemberRecord) Get(ctx context.Context) (*v1beta1.ComputeDomainMember, e
 	}
 	return &m, nil
 }
-

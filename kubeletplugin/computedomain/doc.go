@@ -1,0 +1,23 @@
+// Package computedomain is the compute-domain.nvidia.com kubelet plugin: it
+// publishes IMEX channel slots and daemon slots, and prepares two kinds of
+// claims (see docs/design/computedomains.md):
+//
+//   - workload claims (a channel-<i> slot with a ComputeDomainChannelConfig):
+//     the claim's namespace must be the domain's; on a node without a
+//     multi-node fabric the claim succeeds with nothing injected; otherwise the
+//     plugin labels its Node with the domain's key (so the domain's daemon is
+//     scheduled here) and answers with a retryable error until the domain's
+//     status lists this node Ready with a channel for its clique, then injects
+//     /dev/nvidia-caps-imex-channels/channel<N> (N is the domain's channel in
+//     the clique, never the slot's number; every channel for allocationMode
+//     All) through a per-claim CDI spec;
+//   - daemon claims (a daemon-<i> slot with a ComputeDomainDaemonConfig): the
+//     daemon container gets the domain's identity, the node's clique and a
+//     per-domain config directory (package daemon/identity).
+//
+// Every prepare is checkpointed (started before any side effect, completed
+// after), and unprepare works from the checkpoint alone: it never needs the
+// domain, so a deleted domain cannot leave pods stuck. The node label goes when
+// the domain's last workload claim on the node goes, or when the domain is
+// deleted.
+package computedomain

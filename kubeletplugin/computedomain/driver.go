@@ -1,0 +1,234 @@
+package computedomain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+)
+
+// DefaultDriverName is the compatible driver name.
+const DefaultDriverName = "compute-domain.nvidia.com"
+
+// Defaults of Config.
+const (
+	// DefaultReadyWait is how long one prepare call waits for the domain to
+	// become ready on this node before answering with a retryable error; far
+	// below the kubelet's 45 s call timeout.
+	DefaultReadyWait = 2 * time.Second
+	maxReadyWait     = 10 * time.Second
+	// DefaultLabelSyncInterval is how often node labels are reconciled with
+	// the checkpoint and the existing domains, besides domain deletions.
+	DefaultLabelSyncInterval = time.Minute
+	readyPollInterval        = 100 * time.Millisecond
+)
+
+// Config is the plugin's static configuration.
+type Config struct {
+	DriverName string
+	NodeName   string
+	// CliqueID is the node's NVLink clique; empty without a multi-node fabric.
+	CliqueID     string
+	ChannelSlots int
+	DaemonSlots  int
+	// HostRoot is where the host's /dev and /proc are visible.
+	HostRoot string
+	// DomainConfigRoot is the host directory under which each domain's
+	// daemon gets its IMEX config directory (<root>/<domain UID>).
+	DomainConfigRoot  string
+	ReadyWait         time.Duration
+	LabelSyncInterval time.Duration
+}
+
+// Deps are the driver's injected dependencies.
+type Deps struct {
+	CDI        *cdi.Writer
+	Checkpoint *checkpoint.Store
+	Domains    DomainLookup
+	Labeler    NodeLabeler
+	Clock      clock.WithTicker
+}
+
+// Driver is the compute-domain.nvidia.com kubeletplugin.DRAPlugin.
+type Driver struct {
+	cfg     Config
+	root    hostroot.Root
+	cdi     *cdi.Writer
+	store   *checkpoint.Store
+	domains DomainLookup
+	labeler NodeLabeler
+	clock   clock.WithTicker
+	sync    chan struct{}
+
+	mu    sync.Mutex
+	state checkpoint.Checkpoint
+	// labeled are the domains whose label this node has, as far as we know:
+	// set and removed by us, read at start and on every label sync.
+	labeled map[types.UID]bool
+	// crash, when set (tests), is asked at named points of prepare and
+	// panics the call as a process crash would stop it.
+	crash func(point string) bool
+
+	pubMu   sync.Mutex
+	publish func(context.Context, resourceslice.DriverResources) error
+}
+
+var _ kubeletplugin.DRAPlugin = &Driver{}
+
+// NewDriver checks the configuration, loads the checkpoint (discarding state
+// of an earlier boot) and reads the node's domain labels.
+func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
+	if cfg.DriverName == "" {
+		cfg.DriverName = DefaultDriverName
+	}
+	if cfg.ChannelSlots == 0 {
+		cfg.ChannelSlots = DefaultChannelSlots
+	}
+	if cfg.DaemonSlots == 0 {
+		cfg.DaemonSlots = DefaultDaemonSlots
+	}
+	if cfg.ReadyWait == 0 {
+		cfg.ReadyWait = DefaultReadyWait
+	}
+	if cfg.LabelSyncInterval <= 0 {
+		cfg.LabelSyncInterval = DefaultLabelSyncInterval
+	}
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
+	}
+	var errs []error
+	if cfg.NodeName == "" {
+		errs = append(errs, errors.New("node name must not be empty"))
+	}
+	if cfg.ChannelSlots < 1 || cfg.DaemonSlots < 1 || cfg.ChannelSlots+cfg.DaemonSlots > maxSlots {
+		errs = append(errs, fmt.Errorf("channel slots %d and daemon slots %d: each at least 1, together at most %d", cfg.ChannelSlots, cfg.DaemonSlots, maxSlots))
+	}
+	if cfg.ReadyWait < 0 || cfg.ReadyWait > maxReadyWait {
+		errs = append(errs, fmt.Errorf("ready wait %s: must be 0..%s (kubelet's prepare timeout is 45s)", cfg.ReadyWait, maxReadyWait))
+	}
+	if !filepath.IsAbs(cfg.DomainConfigRoot) {
+		errs = append(errs, fmt.Errorf("domain config root %q must be an absolute path", cfg.DomainConfigRoot))
+	}
+	if deps.CDI == nil || deps.Checkpoint == nil || deps.Domains == nil || deps.Labeler == nil {
+		errs = append(errs, errors.New("CDI writer, checkpoint store, domain lookup and node labeler must all be set"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("compute-domain plugin: %w", err)
+	}
+	d := &Driver{
+		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, store: deps.Checkpoint,
+		domains: deps.Domains, labeler: deps.Labeler, clock: deps.Clock,
+		sync: make(chan struct{}, 1), labeled: map[types.UID]bool{},
+	}
+	state, res, err := d.store.Load()
+	if err != nil {
+		return nil, fmt.Errorf("load checkpoint: %w", err)
+	}
+	if res.DiscardedBootID != "" {
+		klog.FromContext(ctx).Info("Discarded checkpoint of an earlier boot", "bootID", res.DiscardedBootID, "claims", res.DiscardedClaims)
+		if err := d.store.Save(state); err != nil {
+			return nil, fmt.Errorf("save checkpoint: %w", err)
+		}
+	}
+	d.state = state
+	return d, nil
+}
+
+// Resources is the pool to publish.
+func (d *Driver) Resources() resourceslice.DriverResources {
+	return BuildResources(d.cfg.NodeName, d.cfg.DriverName, d.cfg.CliqueID, d.cfg.ChannelSlots, d.cfg.DaemonSlots)
+}
+
+// SetPublisher sets the function that publishes the pool (the kubeletplugin
+// helper's PublishResources) and publishes once.
+func (d *Driver) SetPublisher(ctx context.Context, publish func(context.Context, resourceslice.DriverResources) error) error {
+	d.pubMu.Lock()
+	defer d.pubMu.Unlock()
+	d.publish = publish
+	return d.publish(ctx, d.Resources())
+}
+
+// TriggerLabelSync asks Run to reconcile the node labels now (call it when a
+// ComputeDomain is deleted). It never blocks.
+func (d *Driver) TriggerLabelSync() {
+	select {
+	case d.sync <- struct{}{}:
+	default:
+	}
+}
+
+// Run reconciles the node's domain labels at start, on TriggerLabelSync and
+// periodically, until ctx ends.
+func (d *Driver) Run(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	t := d.clock.NewTicker(d.cfg.LabelSyncInterval)
+	defer t.Stop()
+	for {
+		if err := d.SyncLabels(ctx); err != nil {
+			logger.Error(err, "Syncing the node's domain labels failed")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.sync:
+		case <-t.C():
+		}
+	}
+}
+
+// HandleError implements kubeletplugin.DRAPlugin: background errors are
+// logged; the helper retries them.
+func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
+	utilruntime.HandleErrorWithContext(ctx, err, msg)
+}
+
+// crashPoint panics when the test hook says so.
+func (d *Driver) crashPoint(name string) {
+	if d.crash != nil && d.crash(name) {
+		panic(errCrash)
+	}
+}
+
+var errCrash = errors.New("simulated crash")
+
+func (d *Driver) saveClaim(uid string, cs checkpoint.ClaimState) error {
+	next := d.state.Clone()
+	next.Claims[uid] = cs
+	if err := d.store.Save(next); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	d.state = next
+	return nil
+}
+
+func (d *Driver) deleteClaim(uid string) error {
+	if _, ok := d.state.Claims[uid]; !ok {
+		return nil
+	}
+	next := d.state.Clone()
+	delete(next.Claims, uid)
+	if err := d.store.Save(next); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	d.state = next
+	return nil
+}
+
+// WatchHealthStatus implements kubeletplugin.DRAPlugin: channel and daemon
+// slots have no health of their own.
+func (d *Driver) WatchHealthStatus(context.Context, chan<- kubeletplugin.DeviceHealthReport) error {
+	return kubeletplugin.ErrHealthNotSupported
+}

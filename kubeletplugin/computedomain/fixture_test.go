@@ -1,0 +1,264 @@
+package computedomain
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+const (
+	testNode   = "node-1"
+	testBootID = "boot-1"
+	// imexMajor is the nvidia-caps-imex-channels major of the fake /proc/devices.
+	imexMajor = 236
+)
+
+// nodeEnv is one simulated node: the clique from mock NVML, a fake host root,
+// a CDI root, a checkpoint file, the domains the API knows and the Node's
+// labels. Drivers built from one env are the same node across plugin
+// restarts.
+type nodeEnv struct {
+	t          *testing.T
+	clique     string
+	hostRoot   string
+	cdiRoot    string
+	checkpoint string
+	configRoot string
+	domains    *fakeDomains
+	labels     *fakeLabeler
+}
+
+// newNodeEnv makes a node of the given mock NVML profile (gb200-nvl72 has a
+// clique, hgx-h100-8 none).
+func newNodeEnv(t *testing.T, profile string) *nodeEnv {
+	t.Helper()
+	lib, err := mock.New(mock.Config{NodeName: testNode, Profile: profile, Rack: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := lib.Init(); r != nvml.SUCCESS {
+		t.Fatalf("mock init: %v", r)
+	}
+	clique, err := nvml.NodeCliqueID(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e := &nodeEnv{t: t, clique: clique, hostRoot: filepath.Join(dir, "host"), cdiRoot: filepath.Join(dir, "cdi"),
+		checkpoint: filepath.Join(dir, "plugin", "checkpoint.json"), configRoot: filepath.Join(dir, "plugin", "domains"),
+		domains: &fakeDomains{byUID: map[types.UID]*apiv1beta1.ComputeDomain{}}, labels: &fakeLabeler{labels: map[types.UID]bool{}}}
+	if _, err := hostroot.Fake(e.hostRoot, lib.Profile().FakeHostRootSpec(testNode)); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *nodeEnv) driver() *Driver {
+	e.t.Helper()
+	w, err := cdi.NewWriter(e.cdiRoot, DefaultDriverName)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, ctx := ktesting.NewTestContext(e.t)
+	d, err := NewDriver(ctx, Config{NodeName: testNode, CliqueID: e.clique, HostRoot: e.hostRoot, DomainConfigRoot: e.configRoot, ReadyWait: time.Millisecond},
+		Deps{CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Domains: e.domains, Labeler: e.labels})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+func (e *nodeEnv) ctx() context.Context {
+	_, ctx := ktesting.NewTestContext(e.t)
+	return ctx
+}
+
+// fakeDomains is the plugin's view of the API's ComputeDomains.
+type fakeDomains struct {
+	mu    sync.Mutex
+	byUID map[types.UID]*apiv1beta1.ComputeDomain
+}
+
+func (f *fakeDomains) set(cd *apiv1beta1.ComputeDomain) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.byUID[cd.UID] = cd.DeepCopy()
+}
+
+func (f *fakeDomains) remove(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.byUID, uid)
+}
+
+func (f *fakeDomains) DomainByUID(_ context.Context, uid types.UID) (*apiv1beta1.ComputeDomain, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cd, ok := f.byUID[uid]; ok {
+		return cd.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
+// fakeLabeler is the Node's domain labels; it counts writes.
+type fakeLabeler struct {
+	mu     sync.Mutex
+	labels map[types.UID]bool
+	writes int
+}
+
+func (f *fakeLabeler) DomainLabels(context.Context) ([]types.UID, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []types.UID
+	for uid := range f.labels {
+		out = append(out, uid)
+	}
+	return out, nil
+}
+
+func (f *fakeLabeler) SetDomainLabels(_ context.Context, labels map[types.UID]bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes++
+	for uid, set := range labels {
+		if set {
+			f.labels[uid] = true
+		} else {
+			delete(f.labels, uid)
+		}
+	}
+	return nil
+}
+
+func (f *fakeLabeler) current() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for uid := range f.labels {
+		out = append(out, string(uid))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *fakeLabeler) writeCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes
+}
+
+// domain builds a ComputeDomain; ready lists the nodes that its status shows
+// Ready in clique, which holds channel (nil: none allocated yet).
+func domain(name, ns string, uid types.UID, clique string, channel *int32, ready ...string) *apiv1beta1.ComputeDomain {
+	cd := cdtest.MakeComputeDomain(name, ns).UID(uid).Obj()
+	for _, n := range ready {
+		cd.Status.Nodes = append(cd.Status.Nodes, apiv1beta1.ComputeDomainNode{Name: n, CliqueID: clique, Status: apiv1beta1.ComputeDomainStatusReady})
+	}
+	cd.Status.Cliques = []apiv1beta1.ComputeDomainClique{{CliqueID: clique, Channel: channel}}
+	return cd
+}
+
+// claimWrapper builds an allocated ResourceClaim on testNode.
+type claimWrapper struct{ resourceapi.ResourceClaim }
+
+func makeClaim(name, ns string, uid types.UID) *claimWrapper {
+	return &claimWrapper{resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: uid},
+		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{}},
+	}}
+}
+
+// device adds an allocated device of request "channel" or "daemon".
+func (w *claimWrapper) device(request, device string) *claimWrapper {
+	w.Status.Allocation.Devices.Results = append(w.Status.Allocation.Devices.Results, resourceapi.DeviceRequestAllocationResult{
+		Request: request, Driver: DefaultDriverName, Pool: testNode, Device: device,
+	})
+	return w
+}
+
+// config adds a claim-level opaque config (any JSON) for all requests.
+func (w *claimWrapper) config(params any) *claimWrapper {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		panic(err)
+	}
+	w.Status.Allocation.Devices.Config = append(w.Status.Allocation.Devices.Config, resourceapi.DeviceAllocationConfiguration{
+		Source: resourceapi.AllocationConfigSourceClaim,
+		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
+			Driver: DefaultDriverName, Parameters: runtime.RawExtension{Raw: raw},
+		}},
+	})
+	return w
+}
+
+// channelClaim is a workload claim of the domain on the given slot.
+func channelClaim(name, ns string, uid types.UID, slot int, domainUID types.UID, mode apiv1beta1.ComputeDomainAllocationMode) *resourceapi.ResourceClaim {
+	cfg := cdtest.MakeComputeDomainChannelConfig(string(domainUID)).Obj()
+	cfg.AllocationMode = mode
+	return &makeClaim(name, ns, uid).device("channel", ChannelDeviceName(slot)).config(cfg).ResourceClaim
+}
+
+// daemonClaim is a daemon claim of the domain on the given slot.
+func daemonClaim(name, ns string, uid types.UID, slot int, domainUID types.UID) *resourceapi.ResourceClaim {
+	return &makeClaim(name, ns, uid).device("daemon", DaemonDeviceName(slot)).config(cdtest.MakeComputeDomainDaemonConfig(string(domainUID))).ResourceClaim
+}
+
+func prepare(t *testing.T, d *Driver, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	res, err := d.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{claim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[claim.UID]
+}
+
+func unprepare(t *testing.T, d *Driver, claim *resourceapi.ResourceClaim) error {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	res, err := d.UnprepareResourceClaims(ctx, []kubeletplugin.NamespacedObject{{NamespacedName: types.NamespacedName{Namespace: claim.Namespace, Name: claim.Name}, UID: claim.UID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[claim.UID]
+}
+
+// view is what a container of the prepared claim sees.
+func view(t *testing.T, e *nodeEnv, res kubeletplugin.PrepareResult) cdi.ContainerView {
+	t.Helper()
+	var ids []string
+	for _, d := range res.Devices {
+		ids = append(ids, d.CDIDeviceIDs...)
+	}
+	if len(ids) == 0 {
+		return cdi.ContainerView{}
+	}
+	v, err := cdi.Resolve(e.cdiRoot, ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+var _ = ptr.To[int32]

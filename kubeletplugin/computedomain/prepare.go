@@ -1,0 +1,211 @@
+package computedomain
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/daemon"
+	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+)
+
+// PrepareResourceClaims implements kubeletplugin.DRAPlugin.
+func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
+	for _, claim := range claims {
+		devices, err := d.prepareClaim(ctx, claim)
+		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
+	}
+	return out, nil
+}
+
+func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
+	ctx = klog.NewContext(ctx, logger)
+	uid := string(claim.UID)
+	if prev, ok := d.state.Claims[uid]; ok && prev.Status == checkpoint.PrepareCompleted {
+		logger.V(2).Info("Claim already prepared, returning the stored result")
+		return resultFromState(prev), nil
+	}
+	// A claim left in PrepareStarted (an earlier call that waited, or a
+	// crash) is prepared again from the top: every step is idempotent.
+	plan, err := d.planClaim(claim)
+	if err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	domain, err := d.domains.DomainByUID(ctx, plan.domainUID)
+	if err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	if domain == nil {
+		return nil, fmt.Errorf("prepare claim %s: %w: no ComputeDomain with UID %s (not created yet, or deleted)", klog.KObj(claim), ErrWaitingForDomain, plan.domainUID)
+	}
+	switch plan.kind {
+	case apiv1beta1.DeviceTypeChannel:
+		return d.prepareWorkload(ctx, claim, plan, domain)
+	default:
+		return d.prepareDaemon(ctx, claim, plan, domain)
+	}
+}
+
+// prepareWorkload prepares a workload (channel) claim.
+func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.ResourceClaim, plan claimPlan, domain *apiv1beta1.ComputeDomain) ([]kubeletplugin.Device, error) {
+	logger := klog.FromContext(ctx)
+	uid := string(claim.UID)
+	if claim.Namespace != domain.Namespace {
+		return nil, fmt.Errorf("prepare claim %s: %w: the claim is in namespace %q but ComputeDomain %s is in %q; a domain's channel serves only its own namespace",
+			klog.KObj(claim), ErrRefused, claim.Namespace, klog.KObj(domain), domain.Namespace)
+	}
+	data := deviceData{Kind: apiv1beta1.DeviceTypeChannel, DomainUID: domain.UID}
+	// Record the claim before the first side effect (the node label), so
+	// unprepare and the label sync know about it whatever happens next.
+	if err := d.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: d.checkpointDevices(plan, data, nil)}); err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	d.crashPoint("prepare-started")
+	if err := d.ensureLabel(ctx, domain.UID); err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	d.crashPoint("node-labelled")
+
+	if d.cfg.CliqueID == "" {
+		// No multi-node fabric: nothing to inject. The daemon (scheduled by
+		// the label) reports the node without a clique, and the domain's
+		// status says so.
+		logger.Info("Node has no multi-node NVLink fabric; prepared the channel claim with nothing injected", "domain", klog.KObj(domain))
+		return d.completeClaim(claim, plan, data, nil)
+	}
+
+	channel, ok, err := d.waitForChannel(ctx, domain)
+	if err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("prepare claim %s: %w %s: its IMEX daemon on node %s is not ready yet, or clique %s has no channel yet; the kubelet retries",
+			klog.KObj(claim), ErrWaitingForDomain, klog.KObj(domain), d.cfg.NodeName, d.cfg.CliqueID)
+	}
+	channels, err := d.channelsFor(int(channel), plan.mode)
+	if err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	data.Channels = channels
+	major, err := d.root.ImexChannelMajor()
+	if err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	ids, err := d.cdi.Write(cdi.ClaimSpec{ClaimUID: uid, Devices: []cdi.Device{{Name: cdiChannelDevice, Edits: channelEdits(major, channels)}}})
+	if err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	d.crashPoint("cdi-written")
+	logger.V(2).Info("Prepared channel claim", "domain", klog.KObj(domain), "channels", channels)
+	return d.completeClaim(claim, plan, data, []string{ids[cdiChannelDevice]})
+}
+
+// waitForChannel waits up to ReadyWait for the domain's status to list this
+// node Ready with a channel for its clique, re-reading the local cache.
+func (d *Driver) waitForChannel(ctx context.Context, domain *apiv1beta1.ComputeDomain) (int32, bool, error) {
+	deadline := d.clock.Now().Add(d.cfg.ReadyWait)
+	for {
+		if ch, ok := daemon.ChannelReady(domain, d.cfg.NodeName, d.cfg.CliqueID); ok {
+			return ch, true, nil
+		}
+		if !d.clock.Now().Before(deadline) {
+			return 0, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false, nil
+		case <-d.clock.After(readyPollInterval):
+		}
+		next, err := d.domains.DomainByUID(ctx, domain.UID)
+		if err != nil {
+			return 0, false, err
+		}
+		if next == nil {
+			return 0, false, nil
+		}
+		domain = next
+	}
+}
+
+// channelsFor returns the channels a claim gets: the domain's, or every
+// channel of the node for allocationMode All; their device entries are
+// created when missing.
+func (d *Driver) channelsFor(channel int, mode apiv1beta1.ComputeDomainAllocationMode) ([]int, error) {
+	if _, err := d.root.CreateImexChannel(channel); err != nil {
+		return nil, err
+	}
+	if mode != apiv1beta1.AllocationModeAll {
+		return []int{channel}, nil
+	}
+	all, err := d.root.ImexChannels()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(all, channel) {
+		all = append(all, channel)
+	}
+	slices.Sort(all)
+	return all, nil
+}
+
+// prepareDaemon prepares a daemon claim: identity, clique and config mount.
+func (d *Driver) prepareDaemon(ctx context.Context, claim *resourceapi.ResourceClaim, plan claimPlan, domain *apiv1beta1.ComputeDomain) ([]kubeletplugin.Device, error) {
+	uid := string(claim.UID)
+	data := deviceData{Kind: apiv1beta1.DeviceTypeDaemon, DomainUID: domain.UID}
+	if err := d.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: d.checkpointDevices(plan, data, nil)}); err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	d.crashPoint("prepare-started")
+	dir := d.domainConfigDir(domain.UID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("prepare claim %s: create IMEX config directory: %w", klog.KObj(claim), err)
+	}
+	id := identity.Identity{DomainUID: string(domain.UID), DomainName: domain.Name, DomainNamespace: domain.Namespace, CliqueID: d.cfg.CliqueID}
+	ids, err := d.cdi.Write(cdi.ClaimSpec{ClaimUID: uid, Devices: []cdi.Device{{Name: cdiDaemonDevice, Edits: daemonEdits(id, dir)}}})
+	if err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	d.crashPoint("cdi-written")
+	klog.FromContext(ctx).V(2).Info("Prepared daemon claim", "domain", klog.KObj(domain), "configDir", dir)
+	return d.completeClaim(claim, plan, data, []string{ids[cdiDaemonDevice]})
+}
+
+// domainConfigDir is the host directory of a domain's IMEX config.
+func (d *Driver) domainConfigDir(uid types.UID) string {
+	return filepath.Join(d.cfg.DomainConfigRoot, string(uid))
+}
+
+func (d *Driver) completeClaim(claim *resourceapi.ResourceClaim, plan claimPlan, data deviceData, cdiIDs []string) ([]kubeletplugin.Device, error) {
+	cs := checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareCompleted, Devices: d.checkpointDevices(plan, data, cdiIDs)}
+	if err := d.saveClaim(string(claim.UID), cs); err != nil {
+		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
+	}
+	return resultFromState(cs), nil
+}
+
+func resultFromState(cs checkpoint.ClaimState) []kubeletplugin.Device {
+	out := make([]kubeletplugin.Device, 0, len(cs.Devices))
+	for _, dev := range cs.Devices {
+		out = append(out, kubeletplugin.Device{
+			Requests:     slices.Clone(dev.Requests),
+			PoolName:     dev.Pool,
+			DeviceName:   dev.Device,
+			CDIDeviceIDs: slices.Clone(dev.CDIDeviceIDs),
+		})
+	}
+	return out
+}

@@ -1,0 +1,290 @@
+package computedomain
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+)
+
+const (
+	uidA = types.UID("aaaaaaaa-0000-0000-0000-00000000000a")
+	uidB = types.UID("bbbbbbbb-0000-0000-0000-00000000000b")
+)
+
+func TestPrepare(t *testing.T) {
+	type want struct {
+		err       error  // errors.Is target; nil: success
+		errText   string // substring of the error
+		view      cdi.ContainerView
+		labels    []string
+		claimSate checkpoint.Status // "" : not in the checkpoint
+	}
+	cases := map[string]struct {
+		profile string
+		// hostChannels is how many channel entries the node has up front.
+		hostChannels int
+		domain       func(clique string) *apiv1beta1.ComputeDomain
+		claim        *resourceapi.ResourceClaim
+		want         want
+	}{
+		"a ready domain's channel is injected, whatever slot was allocated": {
+			profile: "gb200-nvl72",
+			domain: func(c string) *apiv1beta1.ComputeDomain {
+				return domain("a", "team-a", uidA, c, ptr.To[int32](7), testNode)
+			},
+			claim: channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
+			want: want{
+				view:      cdi.ContainerView{DeviceNodes: []string{"/dev/nvidia-caps-imex-channels/channel7"}},
+				labels:    []string{string(uidA)},
+				claimSate: checkpoint.PrepareCompleted,
+			},
+		},
+		"allocationMode All injects every channel of the node (here 0 and 1) and the domain's": {
+			profile:      "gb200-nvl72",
+			hostChannels: 2,
+			domain: func(c string) *apiv1beta1.ComputeDomain {
+				return domain("a", "team-a", uidA, c, ptr.To[int32](4), testNode)
+			},
+			claim: channelClaim("w", "team-a", "claim-1", 3, uidA, apiv1beta1.AllocationModeAll),
+			want: want{
+				view:      cdi.ContainerView{DeviceNodes: []string{"/dev/nvidia-caps-imex-channels/channel0", "/dev/nvidia-caps-imex-channels/channel1", "/dev/nvidia-caps-imex-channels/channel4"}},
+				labels:    []string{string(uidA)},
+				claimSate: checkpoint.PrepareCompleted,
+			},
+		},
+		"a claim in another namespace than its domain is refused and changes nothing": {
+			profile: "gb200-nvl72",
+			domain: func(c string) *apiv1beta1.ComputeDomain {
+				return domain("a", "team-a", uidA, c, ptr.To[int32](7), testNode)
+			},
+			claim: channelClaim("w", "team-b", "claim-1", 0, uidA, ""),
+			want:  want{err: ErrRefused, errText: `the claim is in namespace "team-b" but ComputeDomain team-a/a is in "team-a"`},
+		},
+		"a node without a multi-node fabric succeeds with nothing injected": {
+			profile: "hgx-h100-8",
+			domain:  func(c string) *apiv1beta1.ComputeDomain { return domain("a", "team-a", uidA, c, nil) },
+			claim:   channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
+			want:    want{labels: []string{string(uidA)}, claimSate: checkpoint.PrepareCompleted},
+		},
+		"a domain whose daemon is not ready here yet is a retryable wait, after labelling the node": {
+			profile: "gb200-nvl72",
+			domain: func(c string) *apiv1beta1.ComputeDomain {
+				return domain("a", "team-a", uidA, c, ptr.To[int32](7), "other-node")
+			},
+			claim: channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
+			want:  want{err: ErrWaitingForDomain, errText: "its IMEX daemon on node node-1 is not ready yet", labels: []string{string(uidA)}, claimSate: checkpoint.PrepareStarted},
+		},
+		"a ready node whose clique has no channel yet waits too": {
+			profile: "gb200-nvl72",
+			domain:  func(c string) *apiv1beta1.ComputeDomain { return domain("a", "team-a", uidA, c, nil, testNode) },
+			claim:   channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
+			want:    want{err: ErrWaitingForDomain, labels: []string{string(uidA)}, claimSate: checkpoint.PrepareStarted},
+		},
+		"a domain the API does not know (yet) is a retryable wait": {
+			profile: "gb200-nvl72",
+			claim:   channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
+			want:    want{err: ErrWaitingForDomain, errText: "no ComputeDomain with UID " + string(uidA)},
+		},
+		"an unknown field in the channel config is refused": {
+			profile: "gb200-nvl72",
+			domain: func(c string) *apiv1beta1.ComputeDomain {
+				return domain("a", "team-a", uidA, c, ptr.To[int32](7), testNode)
+			},
+			claim: &makeClaim("w", "team-a", "claim-1").device("channel", "channel-0").config(map[string]any{
+				"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig", "domainID": string(uidA), "channel": 3,
+			}).ResourceClaim,
+			want: want{err: ErrRefused, errText: `unknown field "channel"`},
+		},
+		"a daemon config on a channel slot is refused": {
+			profile: "gb200-nvl72",
+			domain: func(c string) *apiv1beta1.ComputeDomain {
+				return domain("a", "team-a", uidA, c, ptr.To[int32](7), testNode)
+			},
+			claim: &makeClaim("w", "team-a", "claim-1").device("channel", "channel-0").config(map[string]any{"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainDaemonConfig", "domainID": string(uidA)}).ResourceClaim,
+			want:  want{err: ErrRefused, errText: "a ComputeDomainDaemonConfig cannot configure a channel device; use a ComputeDomainChannelConfig"},
+		},
+		"a channel claim without config is refused": {
+			profile: "gb200-nvl72",
+			claim:   &makeClaim("w", "team-a", "claim-1").device("channel", "channel-0").ResourceClaim,
+			want:    want{err: ErrRefused, errText: "a channel device needs an opaque ComputeDomainChannelConfig"},
+		},
+		"a slot this node does not publish is refused": {
+			profile: "gb200-nvl72",
+			claim:   channelClaim("w", "team-a", "claim-1", 99, uidA, ""),
+			want:    want{err: ErrRefused, errText: `device "channel-99" is not published by this node (slots channel-0..channel-31)`},
+		},
+		"a daemon claim gets the domain's identity, clique and config directory": {
+			profile: "gb200-nvl72",
+			domain:  func(c string) *apiv1beta1.ComputeDomain { return domain("a", "team-a", uidA, c, nil) },
+			claim:   daemonClaim("d", "nvidia-dra", "claim-1", 0, uidA),
+			want: want{
+				view: cdi.ContainerView{
+					Env: []string{"COMPUTE_DOMAIN_CLIQUE_ID=<clique>", "COMPUTE_DOMAIN_CONFIG_DIR=/etc/nvidia-imex", "COMPUTE_DOMAIN_NAME=a",
+						"COMPUTE_DOMAIN_NAMESPACE=team-a", "COMPUTE_DOMAIN_UUID=" + string(uidA)},
+					Mounts: []string{"/etc/nvidia-imex"},
+				},
+				claimSate: checkpoint.PrepareCompleted,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newNodeEnv(t, tc.profile)
+			for n := range tc.hostChannels {
+				if _, err := hostroot.New(e.hostRoot).CreateImexChannel(n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.domain != nil {
+				e.domains.set(tc.domain(e.clique))
+			}
+			d := e.driver()
+			res := prepare(t, d, tc.claim)
+			if tc.want.err == nil && res.Err != nil {
+				t.Fatalf("prepare failed: %v", res.Err)
+			}
+			if tc.want.err != nil {
+				if !errors.Is(res.Err, tc.want.err) || !strings.Contains(res.Err.Error(), tc.want.errText) {
+					t.Fatalf("prepare error = %v, want %v containing %q", res.Err, tc.want.err, tc.want.errText)
+				}
+			}
+			wantView := tc.want.view
+			for i, v := range wantView.Env {
+				wantView.Env[i] = strings.ReplaceAll(v, "<clique>", e.clique)
+			}
+			if diff := cmp.Diff(wantView, view(t, e, res)); diff != "" {
+				t.Errorf("container view (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want.labels, e.labels.current()); diff != "" {
+				t.Errorf("node labels (-want +got):\n%s", diff)
+			}
+			if got := d.state.Claims[string(tc.claim.UID)].Status; got != tc.want.claimSate {
+				t.Errorf("checkpointed claim status = %q, want %q", got, tc.want.claimSate)
+			}
+		})
+	}
+}
+
+func TestAChannelIsACharacterDeviceWithTheIMEXMajor(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](5), testNode))
+	d := e.driver()
+	if res := prepare(t, d, channelClaim("w", "team-a", "claim-1", 0, uidA, "")); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	raw, err := os.ReadFile(d.cdi.SpecPath("claim-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec cdispec.Spec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		t.Fatal(err)
+	}
+	want := []*cdispec.DeviceNode{{Path: "/dev/nvidia-caps-imex-channels/channel5", Type: "c", Major: imexMajor, Minor: 5}}
+	if diff := cmp.Diff(want, spec.Devices[0].ContainerEdits.DeviceNodes); diff != "" {
+		t.Errorf("device nodes (-want +got):\n%s", diff)
+	}
+	// The channel's host entry exists (created when missing).
+	if _, err := os.Stat(filepath.Join(e.hostRoot, "dev/nvidia-caps-imex-channels/channel5")); err != nil {
+		t.Errorf("host channel entry: %v", err)
+	}
+}
+
+// Two domains in one clique, with pods on the same node: each pod sees only
+// its own domain's channel, even when the scheduler gave A's claim the slot
+// whose number is B's channel.
+func TestTwoDomainsOnOneNodeAreIsolated(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](3), testNode))
+	e.domains.set(domain("b", "team-b", uidB, e.clique, ptr.To[int32](5), testNode))
+	d := e.driver()
+	resA := prepare(t, d, channelClaim("wa", "team-a", "claim-a", 5, uidA, ""))
+	resB := prepare(t, d, channelClaim("wb", "team-b", "claim-b", 3, uidB, ""))
+	if resA.Err != nil || resB.Err != nil {
+		t.Fatalf("prepare: %v, %v", resA.Err, resB.Err)
+	}
+	if diff := cmp.Diff([]string{"/dev/nvidia-caps-imex-channels/channel3"}, view(t, e, resA).DeviceNodes); diff != "" {
+		t.Errorf("domain A's pod (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/dev/nvidia-caps-imex-channels/channel5"}, view(t, e, resB).DeviceNodes); diff != "" {
+		t.Errorf("domain B's pod (-want +got):\n%s", diff)
+	}
+	// A team-b claim naming domain A is refused: B's pods cannot get A's channel.
+	if res := prepare(t, d, channelClaim("steal", "team-b", "claim-c", 7, uidA, "")); !errors.Is(res.Err, ErrRefused) {
+		t.Errorf("cross-namespace claim: err = %v, want ErrRefused", res.Err)
+	}
+	if diff := cmp.Diff([]string{string(uidA), string(uidB)}, e.labels.current()); diff != "" {
+		t.Errorf("node labels (-want +got):\n%s", diff)
+	}
+}
+
+func TestPrepareIsIdempotentAndWaitsWithoutExtraWrites(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	cd := domain("a", "team-a", uidA, e.clique, ptr.To[int32](4))
+	e.domains.set(cd)
+	d := e.driver()
+	claim := channelClaim("w", "team-a", "claim-1", 0, uidA, "")
+	for range 3 {
+		if res := prepare(t, d, claim); !errors.Is(res.Err, ErrWaitingForDomain) {
+			t.Fatalf("before the daemon is ready: err = %v, want ErrWaitingForDomain", res.Err)
+		}
+	}
+	// The controller lists the node Ready.
+	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](4), testNode))
+	first := prepare(t, d, claim)
+	if first.Err != nil {
+		t.Fatal(first.Err)
+	}
+	// The domain changes later (even goes away): a repeated call returns the
+	// stored result.
+	e.domains.remove(uidA)
+	again := prepare(t, d, claim)
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("repeated prepare (-first +again):\n%s", diff)
+	}
+	if got := e.labels.writeCount(); got != 1 {
+		t.Errorf("node label writes = %d, want 1 for the whole wait", got)
+	}
+}
+
+func TestTheSameSlotForTwoClaimsIsRefused(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](4), testNode))
+	d := e.driver()
+	if res := prepare(t, d, channelClaim("w1", "team-a", "claim-1", 0, uidA, "")); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	res := prepare(t, d, channelClaim("w2", "team-a", "claim-2", 0, uidA, ""))
+	if !errors.Is(res.Err, ErrRefused) || !strings.Contains(res.Err.Error(), "already prepared for claim claim-1") {
+		t.Errorf("err = %v, want the slot refused", res.Err)
+	}
+}
+
+func TestResourcesPublishSlotsWithClique(t *testing.T) {
+	res := BuildResources(testNode, DefaultDriverName, "cluster.3", 2, 1)
+	var got []string
+	for _, dev := range res.Pools[testNode].Slices[0].Devices {
+		got = append(got, dev.Name+" "+*dev.Attributes["type"].StringValue+" "+*dev.Attributes["cliqueID"].StringValue)
+		if *dev.Attributes["id"].IntValue != int64(len(got)-1)%2 && dev.Name != "daemon-0" {
+			t.Errorf("%s: id %d", dev.Name, *dev.Attributes["id"].IntValue)
+		}
+	}
+	want := []string{"channel-0 channel cluster.3", "channel-1 channel cluster.3", "daemon-0 daemon cluster.3"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("devices (-want +got):\n%s", diff)
+	}
+}

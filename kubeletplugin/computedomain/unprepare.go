@@ -1,0 +1,70 @@
+package computedomain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// UnprepareResourceClaims implements kubeletplugin.DRAPlugin. It works from
+// the checkpoint alone and never waits for the API: a deleted domain cannot
+// keep a pod from terminating. A label that cannot be removed now is removed
+// by the next label sync.
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]error, len(claims))
+	for _, c := range claims {
+		out[c.UID] = d.unprepareClaim(ctx, string(c.UID))
+	}
+	return out, nil
+}
+
+func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
+	logger := klog.FromContext(ctx).WithValues("claimUID", uid)
+	cs, ok := d.state.Claims[uid]
+	if !ok {
+		logger.V(2).Info("Claim not prepared here, nothing to undo")
+		return nil
+	}
+	data, _ := claimData(cs.Devices)
+	if err := d.cdi.Delete(uid); err != nil {
+		return fmt.Errorf("unprepare claim %s: %w", uid, err)
+	}
+	if err := d.deleteClaim(uid); err != nil {
+		return fmt.Errorf("unprepare claim %s: %w", uid, err)
+	}
+	if data.DomainUID == "" || d.domainHasClaims(data.DomainUID, data.Kind) {
+		return nil
+	}
+	switch data.Kind {
+	case apiv1beta1.DeviceTypeChannel:
+		// The domain's last workload claim on this node: the daemon may go.
+		if err := d.setLabels(ctx, map[types.UID]bool{data.DomainUID: false}); err != nil {
+			logger.Error(err, "Removing the domain's node label failed; the label sync retries", "domainUID", data.DomainUID)
+		}
+	case apiv1beta1.DeviceTypeDaemon:
+		if err := os.RemoveAll(d.domainConfigDir(data.DomainUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			logger.Error(err, "Removing the domain's IMEX config directory failed", "domainUID", data.DomainUID)
+		}
+	}
+	return nil
+}
+
+// domainHasClaims tells whether the checkpoint holds a claim of the given
+// kind for the domain, in any state.
+func (d *Driver) domainHasClaims(uid types.UID, kind string) bool {
+	for _, cs := range d.state.Claims {
+		if data, ok := claimData(cs.Devices); ok && data.DomainUID == uid && data.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
