@@ -12,9 +12,11 @@ func gpuDeviceName(minor int) string { return fmt.Sprintf("gpu-%d", minor) }
 // e.g. gpu-0-mig-1g5gb-19-0. A "+" (media extension profiles such as
 // 1g.10gb+me) becomes "-" to stay a DNS label.
 func migDeviceName(parentMinor int, profile string, giProfileID, placementStart int) string {
-	p := strings.NewReplacer(".", "", "+", "-").Replace(strings.ToLower(profile))
+	p := profileNameReplacer.Replace(strings.ToLower(profile))
 	return fmt.Sprintf("gpu-%d-mig-%s-%d-%d", parentMinor, p, giProfileID, placementStart)
 }
+
+var profileNameReplacer = strings.NewReplacer(".", "", "+", "-")
 
 // counterSetName names the shared counters of one GPU in partitionable mode.
 func counterSetName(minor int) string { return fmt.Sprintf("gpu-%d-counters", minor) }

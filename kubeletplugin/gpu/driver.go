@@ -249,14 +249,13 @@ func (d *Driver) healthReport() kubeletplugin.DeviceHealthReport {
 	inv := d.inventory
 	d.mu.Unlock()
 	taints := d.health.taints(inv)
-	devices, _ := poolDevices(inv, PublishOptions{PoolName: d.poolName(), PartitionableMIG: d.cfg.PartitionableMIG})
 	now := d.clock.Now()
 	report := kubeletplugin.DeviceHealthReport{}
-	for _, dev := range devices {
-		h := kubeletplugin.DeviceHealth{PoolName: d.poolName(), DeviceName: dev.Name, Health: kubeletplugin.HealthStatusHealthy,
+	for _, name := range publishedDeviceNames(inv, d.cfg.PartitionableMIG) {
+		h := kubeletplugin.DeviceHealth{PoolName: d.poolName(), DeviceName: name, Health: kubeletplugin.HealthStatusHealthy,
 			LastUpdated: now, HealthCheckTimeout: 30 * time.Second}
 		var msgs []string
-		for _, t := range taints[dev.Name] {
+		for _, t := range taints[name] {
 			msgs = append(msgs, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
 			if t.Effect != resourceapi.DeviceTaintEffectNone {
 				h.Health = kubeletplugin.HealthStatusUnhealthy
@@ -271,7 +270,7 @@ func (d *Driver) healthReport() kubeletplugin.DeviceHealthReport {
 // deviceStates counts published devices as free, prepared or unhealthy
 // (unhealthy wins). Callers hold d.mu.
 func (d *Driver) deviceStates() map[string]int {
-	devices, _ := poolDevices(d.inventory, PublishOptions{PoolName: d.poolName(), PartitionableMIG: d.cfg.PartitionableMIG})
+	names := publishedDeviceNames(d.inventory, d.cfg.PartitionableMIG)
 	unhealthy := unhealthyDevices(d.health.taints(d.inventory))
 	prepared := map[string]bool{}
 	for _, cs := range d.state.Claims {
@@ -280,11 +279,11 @@ func (d *Driver) deviceStates() map[string]int {
 		}
 	}
 	out := map[string]int{}
-	for _, dev := range devices {
+	for _, name := range names {
 		switch {
-		case unhealthy[dev.Name]:
+		case unhealthy[name]:
 			out[stateUnhealthy]++
-		case prepared[dev.Name]:
+		case prepared[name]:
 			out[statePrepared]++
 		default:
 			out[stateFree]++

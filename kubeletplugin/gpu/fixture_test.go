@@ -2,7 +2,9 @@ package gpu
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/go-logr/logr"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -31,7 +34,7 @@ const (
 // checkpoint file. Drivers built from the same env share all of them, so a
 // second driver is the same node after a plugin restart.
 type testNodeEnv struct {
-	t          *testing.T
+	t          testing.TB
 	lib        *mock.Lib
 	hostRoot   string
 	cdiRoot    string
@@ -46,7 +49,7 @@ func withDynamicMIG() envOption {
 	return func(c *mock.Config, e *testNodeEnv) { c.MIG = mock.MIGDynamic; e.partition = true }
 }
 
-func newTestNodeEnv(t *testing.T, profile string, opts ...envOption) *testNodeEnv {
+func newTestNodeEnv(t testing.TB, profile string, opts ...envOption) *testNodeEnv {
 	t.Helper()
 	cfg := mock.Config{NodeName: testNode, Profile: profile}
 	e := &testNodeEnv{t: t, hostRoot: t.TempDir(), cdiRoot: t.TempDir(),
@@ -69,7 +72,7 @@ func newTestNodeEnv(t *testing.T, profile string, opts ...envOption) *testNodeEn
 
 // writeHostProc writes the /proc files the plugin reads: device majors and
 // the MIG capability minors, in the driver's format.
-func writeHostProc(t *testing.T, root string) {
+func writeHostProc(t testing.TB, root string) {
 	t.Helper()
 	must := func(err error) {
 		if err != nil {
@@ -124,7 +127,10 @@ func withBootID(id string) driverOption {
 }
 
 func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {
-	_, ctx := ktesting.NewTestContext(e.t)
+	ctx := klog.NewContext(context.Background(), logr.Discard())
+	if t, ok := e.t.(*testing.T); ok {
+		_, ctx = ktesting.NewTestContext(t)
+	}
 	w, err := cdi.NewWriter(e.cdiRoot, testDriver)
 	if err != nil {
 		e.t.Fatal(err)

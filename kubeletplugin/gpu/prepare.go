@@ -274,38 +274,50 @@ func (d *Driver) overlappingPartition(p preparedDevice, claimUID string, pending
 	return "", false
 }
 
-// applyDevices creates MIG instances and applies sharing, saving the
-// checkpoint after every step that needs undoing.
+// applyDevices creates MIG instances and applies sharing. Everything it
+// changes is recorded in state (in memory at once, so an in-process rollback
+// sees it) and saved once at the end: a crash before that save leaves MIG
+// instances no claim records, which start-up destroys, and sharing settings,
+// which the next prepare of the device overwrites.
 func (d *Driver) applyDevices(ctx context.Context, uid string, state *checkpoint.ClaimState, devices []preparedDevice) error {
+	changed := false
 	for i := range devices {
 		p := &devices[i]
-		if p.partition != nil {
-			parent, err := d.deviceByUUID(p.Data.ParentUUID)
-			if err != nil {
-				return &prepareError{reason: reasonNVML, err: err}
-			}
-			inst, err := createMigInstance(d.nvml, parent, p.partition.profile, p.partition.placement)
-			if err != nil {
-				return &prepareError{reason: reasonNVML, err: fmt.Errorf("device %s: %w", p.Name, err)}
-			}
-			d.crashPoint("mig-created-unrecorded")
-			p.Data.GIID, p.Data.CIID, p.Data.UUID = inst.GIID, inst.CIID, inst.UUID
-			state.Devices[i] = checkpointDevice(d.poolName(), *p, nil)
-			if err := d.saveClaim(uid, *state); err != nil {
-				return &prepareError{reason: reasonCheckpoint, err: err}
-			}
-			d.crashPoint("mig-created")
+		if p.partition == nil {
+			continue
 		}
+		parent, err := d.deviceByUUID(p.Data.ParentUUID)
+		if err != nil {
+			return &prepareError{reason: reasonNVML, err: err}
+		}
+		inst, err := createMigInstance(d.nvml, parent, p.partition.profile, p.partition.placement)
+		if err != nil {
+			return &prepareError{reason: reasonNVML, err: fmt.Errorf("device %s: %w", p.Name, err)}
+		}
+		p.Data.GIID, p.Data.CIID, p.Data.UUID = inst.GIID, inst.CIID, inst.UUID
+		state.Devices[i] = checkpointDevice(d.poolName(), *p, nil)
+		changed = true
+		d.crashPoint("mig-created-unrecorded")
 	}
-	if err := d.applySharing(ctx, devices); err != nil {
-		return &prepareError{reason: reasonSharing, err: err}
-	}
+	sharingErr := d.applySharing(ctx, devices)
+	// Record what sharing changed even when it failed part-way, so the
+	// rollback resets it.
 	for i := range devices {
+		if devices[i].Data.TimeSliceSet || devices[i].Data.ExclusiveProcess {
+			changed = true
+		}
 		state.Devices[i] = checkpointDevice(d.poolName(), devices[i], nil)
+	}
+	if sharingErr != nil {
+		return &prepareError{reason: reasonSharing, err: sharingErr}
+	}
+	if !changed {
+		return nil
 	}
 	if err := d.saveClaim(uid, *state); err != nil {
 		return &prepareError{reason: reasonCheckpoint, err: err}
 	}
+	d.crashPoint("mig-created")
 	return nil
 }
 

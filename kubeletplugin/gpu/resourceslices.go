@@ -44,6 +44,30 @@ func poolDevices(inv Inventory, opts PublishOptions) ([]resourceapi.Device, []re
 	return devices, counters
 }
 
+// publishedDeviceNames lists the names poolDevices publishes, without
+// building the devices (the hot path of prepare metrics).
+func publishedDeviceNames(inv Inventory, partitionableMIG bool) []string {
+	var names []string
+	for _, g := range inv.GPUs {
+		switch {
+		case partitionableMIG && isPartitionable(g):
+			names = append(names, gpuDeviceName(g.Minor))
+			for _, p := range g.MigProfiles {
+				for _, pl := range p.Placements {
+					names = append(names, migDeviceName(g.Minor, p.Name, p.GIProfileID, pl.Start))
+				}
+			}
+		case g.MigEnabled:
+			for _, m := range g.MigDevices {
+				names = append(names, migDeviceName(g.Minor, m.Profile, m.GIProfileID, m.Placement.Start))
+			}
+		default:
+			names = append(names, gpuDeviceName(g.Minor))
+		}
+	}
+	return names
+}
+
 // usesAdvancedFeatures is true for a device that lowers the per-slice limit to
 // ResourceSliceMaxDevicesWithAdvancedFeatures.
 func usesAdvancedFeatures(d resourceapi.Device) bool {

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -259,5 +260,24 @@ func TestSplitDevices(t *testing.T) {
 				t.Errorf("slice sizes (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestPublishedDeviceNamesMatchDevices(t *testing.T) {
+	for _, tc := range []struct {
+		profile string
+		opts    []envOption
+	}{{"hgx-h100-8", nil}, {"a100-40gb-mig", nil}, {"a100-40gb-mig", []envOption{withDynamicMIG()}}} {
+		d := newTestNodeEnv(t, tc.profile, tc.opts...).mustDriver()
+		var want []string
+		for _, dev := range allDevices(d.Resources()) {
+			want = append(want, dev.Name)
+		}
+		got := publishedDeviceNames(d.Inventory(), d.cfg.PartitionableMIG)
+		slices.Sort(want)
+		slices.Sort(got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s partitionable=%v: names (-devices +names):\n%s", tc.profile, d.cfg.PartitionableMIG, diff)
+		}
 	}
 }

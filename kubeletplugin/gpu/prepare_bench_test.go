@@ -1,0 +1,98 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2"
+)
+
+// BenchmarkPrepareUnprepare measures one Prepare plus one Unprepare of a
+// claim, as the kubelet calls them, including the checkpoint writes (fsync),
+// the CDI spec and, for partitionable MIG, creating and destroying the MIG
+// instances in the mock. It reports the median and p99 of single rounds.
+//
+//	go test -run '^$' -bench BenchmarkPrepareUnprepare -benchtime 2000x ./kubeletplugin/gpu/
+func BenchmarkPrepareUnprepare(b *testing.B) {
+	cases := map[string]struct {
+		profile string
+		opts    []envOption
+		devices func(d *Driver) []string
+	}{
+		"1-gpu": {
+			profile: "hgx-h100-8",
+			devices: func(*Driver) []string { return []string{"gpu-0"} },
+		},
+		"4-mig-static": {
+			profile: "a100-40gb-mig",
+			devices: func(d *Driver) []string {
+				var names []string
+				for _, g := range d.Inventory().GPUs {
+					for _, m := range g.MigDevices {
+						if len(names) < 4 {
+							names = append(names, migDeviceName(g.Minor, m.Profile, m.GIProfileID, m.Placement.Start))
+						}
+					}
+				}
+				return names
+			},
+		},
+		"4-mig-partitionable": {
+			profile: "a100-40gb-mig", opts: []envOption{withDynamicMIG()},
+			devices: func(d *Driver) []string {
+				g := d.Inventory().GPUs[0]
+				var names []string
+				for _, p := range g.MigProfiles {
+					if p.Name == "1g.5gb" {
+						for _, pl := range p.Placements[:4] {
+							names = append(names, migDeviceName(g.Minor, p.Name, p.GIProfileID, pl.Start))
+						}
+					}
+				}
+				return names
+			},
+		},
+	}
+	for _, name := range []string{"1-gpu", "4-mig-static", "4-mig-partitionable"} {
+		tc := cases[name]
+		b.Run(name, func(b *testing.B) {
+			e := newTestNodeEnv(b, tc.profile, tc.opts...)
+			d := e.mustDriver()
+			devices := tc.devices(d)
+			if len(devices) == 0 {
+				b.Fatal("no devices")
+			}
+			ctx := klog.NewContext(context.Background(), logr.Discard())
+			rounds := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				uid := types.UID(fmt.Sprintf("claim-%d", i))
+				cb := makeClaim(string(uid), string(uid))
+				for _, dev := range devices {
+					cb.device("req", dev)
+				}
+				start := time.Now()
+				res, err := d.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{cb.obj()})
+				if err != nil || res[uid].Err != nil {
+					b.Fatalf("prepare: %v %v", err, res[uid].Err)
+				}
+				un, err := d.UnprepareResourceClaims(ctx, []kubeletplugin.NamespacedObject{{UID: uid}})
+				if err != nil || un[uid] != nil {
+					b.Fatalf("unprepare: %v %v", err, un[uid])
+				}
+				rounds = append(rounds, time.Since(start))
+			}
+			b.StopTimer()
+			slices.Sort(rounds)
+			b.ReportMetric(float64(rounds[len(rounds)/2].Microseconds()), "median-µs")
+			b.ReportMetric(float64(rounds[(len(rounds)*99)/100].Microseconds()), "p99-µs")
+		})
+	}
+}
