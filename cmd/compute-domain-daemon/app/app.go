@@ -1,0 +1,119 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/daemon"
+)
+
+// Run parses args (defaults from the process environment) and runs the
+// daemon until ctx ends. A logger in ctx is used as is; otherwise it logs to
+// stderr with the -v/--vmodule flags.
+func Run(ctx context.Context, args []string) error {
+	return run(ctx, args, os.LookupEnv, nil)
+}
+
+// RunWithConfig is Run for callers that already hold a client config (the
+// simulated cluster); --kubeconfig is ignored, and env replaces the process
+// environment (the plugin-injected identity, POD_*, NODE_NAME).
+func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	return run(ctx, args, lookup, func(*options) (client.WithWatch, error) { return newClient(rest.CopyConfig(restConfig)) })
+}
+
+type clientFactory func(*options) (client.WithWatch, error)
+
+func run(ctx context.Context, args []string, lookup func(string) (string, bool), factory clientFactory) error {
+	o, err := parse(args, lookup)
+	if err != nil {
+		return err
+	}
+	logger, err := logr.FromContext(ctx)
+	if err != nil {
+		logger = textlogger.NewLogger(o.logConfig)
+	}
+	logger = logger.WithName("compute-domain-daemon").WithValues("node", o.nodeName)
+	ctx = klog.NewContext(ctx, logger)
+	if factory == nil {
+		factory = clientFromKubeconfig
+	}
+	c, err := factory(o)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, o, c)
+}
+
+func newClient(cfg *rest.Config) (client.WithWatch, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+}
+
+func clientFromKubeconfig(o *options) (client.WithWatch, error) {
+	var cfg *rest.Config
+	var err error
+	if o.kubeconfig == "" {
+		if cfg, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("--kubeconfig is empty and the in-cluster config is unavailable: %w", err)
+		}
+	} else if cfg, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig); err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", o.kubeconfig, err)
+	}
+	return newClient(cfg)
+}
+
+// serve wires the daemon: the domain watch, IMEX (a process or the in-process
+// stand-in) and its prober.
+func serve(ctx context.Context, o *options, c client.WithWatch) error {
+	watch := daemon.NewDomainWatch(c, client.ObjectKey{Namespace: o.identity.DomainNamespace, Name: o.identity.DomainName})
+	go watch.Run(ctx)
+
+	var starter daemon.Starter
+	var prober daemon.Prober
+	if o.imexBinary == InProcessIMEX {
+		starter = daemon.InProcessStandin{}
+		prober = daemon.StandinProber{CmdAddress: net.JoinHostPort(o.ipAddress, strconv.Itoa(daemon.IMEXCommandPort))}
+	} else {
+		settings := daemon.IMEXSettings{ConfigDir: o.configDir}
+		starter = daemon.ExecStarter{Binary: o.imexBinary, Stdout: os.Stdout, Stderr: os.Stderr}
+		prober = daemon.CtlProber{Ctl: o.imexCtl, ConfigPath: settings.ConfigPath()}
+	}
+	d, err := daemon.New(daemon.Options{
+		Identity:      o.identity,
+		NodeName:      o.nodeName,
+		IPAddress:     o.ipAddress,
+		Pod:           daemon.PodRef{Name: o.podName, Namespace: o.podNamespace, UID: types.UID(o.podUID)},
+		Client:        c,
+		Domain:        watch.Get,
+		DomainChanged: watch.Changed(),
+		Starter:       starter,
+		Prober:        prober,
+	})
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("compute-domain daemon starting", "domain", klog.KRef(o.identity.DomainNamespace, o.identity.DomainName),
+		"clique", o.identity.CliqueID, "ip", o.ipAddress, "imex", o.imexBinary)
+	return d.Run(ctx)
+}

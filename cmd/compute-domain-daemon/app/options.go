@@ -1,0 +1,81 @@
+// Package app is the compute-domain-daemon binary. Run holds no
+// process-global state (its own flag set, logger, clients), so the simulated
+// cluster can run one daemon per node and domain in one process.
+package app
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+)
+
+// InProcessIMEX as --imex-binary runs the IMEX stand-in inside the daemon
+// (simulated nodes); --imex-ctl is then unused.
+const InProcessIMEX = "in-process"
+
+// options are the command-line flags plus the identity from the environment.
+type options struct {
+	nodeName     string
+	kubeconfig   string
+	podName      string
+	podNamespace string
+	podUID       string
+	ipAddress    string
+	imexBinary   string
+	imexCtl      string
+	configDir    string
+	identity     identity.Identity
+	logConfig    *textlogger.Config
+}
+
+// parse reads flags (defaults from the downward-API environment) and the
+// domain identity the compute-domain plugin injected.
+func parse(args []string, lookup func(string) (string, bool)) (*options, error) {
+	env := func(k string) string { v, _ := lookup(k); return v }
+	id, idErr := identity.FromEnv(env)
+	o := &options{identity: id, logConfig: textlogger.NewConfig()}
+	fs := pflag.NewFlagSet("compute-domain-daemon", pflag.ContinueOnError)
+	fs.StringVar(&o.nodeName, "node-name", env("NODE_NAME"), "Name of this node [env NODE_NAME].")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty: the in-cluster config.")
+	fs.StringVar(&o.podName, "pod-name", env("POD_NAME"), "Name of the daemon's Pod, owner of its member record [env POD_NAME].")
+	fs.StringVar(&o.podNamespace, "pod-namespace", env("POD_NAMESPACE"), "Namespace of the daemon's Pod; the member record goes there [env POD_NAMESPACE].")
+	fs.StringVar(&o.podUID, "pod-uid", env("POD_UID"), "UID of the daemon's Pod [env POD_UID].")
+	fs.StringVar(&o.ipAddress, "ip-address", env("POD_IP"), "Address IMEX listens on and its peers dial [env POD_IP].")
+	fs.StringVar(&o.imexBinary, "imex-binary", "/usr/bin/nvidia-imex", "The IMEX daemon (`-c <config>`), or \""+InProcessIMEX+"\" for the built-in stand-in.")
+	fs.StringVar(&o.imexCtl, "imex-ctl", "/usr/bin/nvidia-imex-ctl", "The IMEX query tool (`-q -c <config>` prints READY).")
+	fs.StringVar(&o.configDir, "config-dir", id.ConfigDir, "Directory for the IMEX config and nodes file [env "+identity.EnvConfigDir+", default "+identity.ContainerConfigDir+"].")
+	goflags := flag.NewFlagSet("compute-domain-daemon", flag.ContinueOnError)
+	o.logConfig.AddFlags(goflags)
+	fs.AddGoFlagSet(goflags)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
+	}
+	if idErr != nil {
+		return nil, idErr
+	}
+	for _, f := range [][2]string{{"--node-name", o.nodeName}, {"--pod-name", o.podName}, {"--pod-namespace", o.podNamespace}, {"--pod-uid", o.podUID}} {
+		if f[1] == "" {
+			return nil, fmt.Errorf("%s: required", f[0])
+		}
+	}
+	if net.ParseIP(o.ipAddress) == nil {
+		return nil, fmt.Errorf("--ip-address %q: must be an IPv4 or IPv6 address (env POD_IP)", o.ipAddress)
+	}
+	if !filepath.IsAbs(o.configDir) {
+		return nil, fmt.Errorf("--config-dir %q: must be an absolute path", o.configDir)
+	}
+	if o.imexBinary == "" || (o.imexBinary != InProcessIMEX && o.imexCtl == "") {
+		return nil, fmt.Errorf("--imex-binary and --imex-ctl: required (or --imex-binary=%s)", InProcessIMEX)
+	}
+	o.identity.ConfigDir = o.configDir
+	return o, nil
+}

@@ -1,0 +1,22 @@
+// Command compute-domain-daemon runs one node's IMEX daemon for one
+// ComputeDomain; see package daemon.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-daemon/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := app.Run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "compute-domain-daemon:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,65 @@
+package daemon
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+func TestDomainWatchFollowsTheDomain(t *testing.T) {
+	c := newFakeClient(t)
+	key := client.ObjectKey{Namespace: "team-a", Name: "train"}
+	w := NewDomainWatch(c, key)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.Run(ctx)
+
+	waitForWatch := func(what string, cond func(*v1beta1.ComputeDomain) bool) {
+		t.Helper()
+		deadline := time.Now().Add(eventually)
+		for {
+			cd, _ := w.Get(ctx)
+			if w.Synced() && cond(cd) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for the watch to see %s; have %+v", what, cd)
+			}
+			select {
+			case <-w.Changed():
+			case <-time.After(poll):
+			}
+		}
+	}
+	waitForWatch("no domain yet", func(cd *v1beta1.ComputeDomain) bool { return cd == nil })
+
+	cd := cdtest.MakeComputeDomain("train", "team-a").UID("u1").Obj()
+	other := cdtest.MakeComputeDomain("other", "team-a").UID("u2").Obj()
+	for _, o := range []client.Object{cd, other} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitForWatch("the domain created", func(got *v1beta1.ComputeDomain) bool { return got != nil && got.UID == "u1" })
+
+	cd.Status.Status = v1beta1.ComputeDomainStatusReady
+	if err := c.Status().Update(ctx, cd); err != nil {
+		t.Fatal(err)
+	}
+	waitForWatch("the status change", func(got *v1beta1.ComputeDomain) bool {
+		return got != nil && got.Status.Status == v1beta1.ComputeDomainStatusReady
+	})
+
+	if err := c.Delete(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, cd); err != nil {
+		t.Fatal(err)
+	}
+	waitForWatch("the domain deleted", func(got *v1beta1.ComputeDomain) bool { return got == nil })
+}
