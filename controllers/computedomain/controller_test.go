@@ -158,8 +158,8 @@ var _ = Describe("ComputeDomain controller", func() {
 		applyMember(ctx, cdtesting.MakeMember(b, "r1-n01", operatorNamespace).Clique(rack1).IP("127.0.2.1").Ready().Obj())
 		applyMember(ctx, cdtesting.MakeMember(b, "r2-n01", operatorNamespace).Clique(rack2).IP("127.0.3.1").Ready().Obj())
 
-		chA := readyChannels(ctx, a)
-		chB := readyChannels(ctx, b)
+		chA := readyChannels(ctx, a, 1)
+		chB := readyChannels(ctx, b, 2)
 		Expect(chA).To(HaveKey(rack1))
 		Expect(chB).To(HaveKey(rack1))
 		Expect(chB).To(HaveKey(rack2))
@@ -174,7 +174,7 @@ var _ = Describe("ComputeDomain controller", func() {
 	It("removes the DaemonSet and daemon claim template of a deleted domain and hands its channel to the next domain", func() {
 		first := createDomain(ctx, "first", ns)
 		applyMember(ctx, cdtesting.MakeMember(first, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
-		released := readyChannels(ctx, first)[rack1]
+		released := readyChannels(ctx, first, 1)[rack1]
 		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(first.UID)}}
 		daemonRCT := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(first.UID)}}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ds), ds)).To(Succeed())
@@ -198,7 +198,30 @@ var _ = Describe("ComputeDomain controller", func() {
 		By("the next domain in that clique receiving the released channel, the lowest free one")
 		next := createDomain(ctx, "next", ns)
 		applyMember(ctx, cdtesting.MakeMember(next, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
-		Expect(readyChannels(ctx, next)[rack1]).To(BeNumerically("<=", released))
+		Expect(readyChannels(ctx, next, 1)[rack1]).To(BeNumerically("<=", released))
+	})
+
+	It("keeps every domain's channel across a controller restart and gives a new domain a free one", func() {
+		old := []*v1beta1.ComputeDomain{createDomain(ctx, "old-1", ns), createDomain(ctx, "old-2", ns)}
+		held := map[int32]string{}
+		for i, cd := range old {
+			applyMember(ctx, cdtesting.MakeMember(cd, fmt.Sprintf("r1-n2%d", i), operatorNamespace).Clique(rack1).IP("127.0.6.1").Ready().Obj())
+			held[readyChannels(ctx, cd, 1)[rack1]] = cd.Name
+		}
+
+		By("restarting the controller: its in-memory allocator starts empty and is rebuilt from the statuses")
+		stop()
+		startController()
+
+		fresh := createDomain(ctx, "fresh", ns)
+		applyMember(ctx, cdtesting.MakeMember(fresh, "r1-n29", operatorNamespace).Clique(rack1).IP("127.0.6.9").Ready().Obj())
+		ch := readyChannels(ctx, fresh, 1)[rack1]
+		Expect(held).NotTo(HaveKey(ch), "the new domain got channel %d, which %s holds", ch, held[ch])
+		for _, cd := range old {
+			got := &v1beta1.ComputeDomain{}
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cd), got)).To(Succeed())
+			Expect(held).To(HaveKeyWithValue(*got.Status.Cliques[0].Channel, cd.Name), "a restart moved %s's channel", cd.Name)
+		}
 	})
 
 	It("leaves a user's claim template of the same name alone and says why the domain is not Ready", func() {
@@ -224,7 +247,7 @@ var _ = Describe("ComputeDomain controller", func() {
 	It("counts its API writes without conflicts", func() {
 		cd := createDomain(ctx, "counted", ns)
 		applyMember(ctx, cdtesting.MakeMember(cd, "r1-n11", operatorNamespace).Clique(rack1).IP("127.0.5.1").Ready().Obj())
-		readyChannels(ctx, cd)
+		readyChannels(ctx, cd, 1)
 		families, err := registry.Gather()
 		Expect(err).NotTo(HaveOccurred())
 		var writes, conflicts float64
@@ -263,13 +286,15 @@ func condition(cd *v1beta1.ComputeDomain, t string) metav1.Condition {
 	return metav1.Condition{}
 }
 
-// readyChannels waits until the domain is Ready and returns its channel per clique.
-func readyChannels(ctx context.Context, cd *v1beta1.ComputeDomain) map[string]int32 {
+// readyChannels waits until the domain is Ready with the given number of ready nodes and returns its
+// channel per clique.
+func readyChannels(ctx context.Context, cd *v1beta1.ComputeDomain, nodes int32) map[string]int32 {
 	GinkgoHelper()
 	channels := map[string]int32{}
 	Eventually(func(g Gomega) {
 		got := getDomain(g, ctx, cd)
 		g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady), "conditions: %+v", got.Status.Conditions)
+		g.Expect(got.Status.ReadyNodes).To(Equal(nodes))
 		for _, c := range got.Status.Cliques {
 			g.Expect(c.Channel).NotTo(BeNil())
 			channels[c.CliqueID] = *c.Channel

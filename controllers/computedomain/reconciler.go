@@ -49,6 +49,7 @@ type Reconciler struct {
 	channels  *ChannelAllocator
 	clock     clock.PassiveClock
 	metrics   *Metrics
+	written   *writtenStatuses
 	cfg       Config
 }
 
@@ -74,6 +75,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecor
 		recorder:  recorder,
 		clock:     clock.RealClock{},
 		metrics:   m,
+		written:   newWrittenStatuses(),
 		cfg:       cfg,
 	}
 	for _, o := range opts {
@@ -137,8 +139,8 @@ func domainOfMember(_ context.Context, o client.Object) []reconcile.Request {
 
 // Reconcile brings one domain's objects and status in line with its spec and members.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	cd := &v1beta1.ComputeDomain{}
-	if err := r.client.Get(ctx, req.NamespacedName, cd); err != nil {
+	cached := &v1beta1.ComputeDomain{}
+	if err := r.client.Get(ctx, req.NamespacedName, cached); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Gone without our finalizer (or after it): nothing may stay allocated in its name.
 			r.channels.ReleaseNamed(req.NamespacedName)
@@ -146,6 +148,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
 	}
+	// The cache may not have seen the controller's last status write yet; compute from that write.
+	cd := r.written.current(cached)
 	logger := klog.FromContext(ctx).WithValues("computeDomain", klog.KObj(cd), "domainUID", cd.UID)
 	ctx = klog.NewContext(ctx, logger)
 
@@ -237,6 +241,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain,
 	if err := r.client.Status().Patch(ctx, cd, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("write status of ComputeDomain %s: %w", klog.KObj(cd), err)
 	}
+	r.written.remember(cd.UID, cd.Status)
 	klog.FromContext(ctx).V(2).Info("Wrote status", "status", status.Status, "readyNodes", status.ReadyNodes, "totalNodes", status.TotalNodes)
 	r.metrics.observeDomain(cd, members, r.clock.Now())
 	r.emitEvents(before, cd)
@@ -295,5 +300,6 @@ func (r *Reconciler) finalize(ctx context.Context, cd *v1beta1.ComputeDomain) er
 		return err
 	}
 	r.metrics.forgetDomain(cd.UID)
+	r.written.forget(cd.UID)
 	return nil
 }

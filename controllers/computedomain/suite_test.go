@@ -35,7 +35,7 @@ var (
 	env      *envtest.Env
 	k8s      client.Client
 	registry *prometheus.Registry
-	stop     context.CancelFunc
+	stop     func()
 )
 
 func TestComputeDomainController(t *testing.T) {
@@ -51,6 +51,13 @@ var _ = BeforeSuite(func() {
 
 	Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}})).To(Succeed())
 
+	startController()
+})
+
+// startController starts a manager running the ComputeDomain controller with a fresh channel allocator,
+// as a controller process does when it starts.
+func startController() {
+	GinkgoHelper()
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(GinkgoWriter)))
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
@@ -67,14 +74,19 @@ var _ = BeforeSuite(func() {
 		computedomain.Config{OperatorNamespace: operatorNamespace, DaemonImage: "registry.example/compute-domain:test"})
 	Expect(err).NotTo(HaveOccurred())
 
-	var ctx context.Context
-	ctx, stop = context.WithCancel(klog.NewContext(context.Background(), logger))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	Expect(r.SetupWithManager(ctx, mgr, 4)).To(Succeed())
+	done := make(chan struct{})
 	go func() {
 		defer GinkgoRecover()
+		defer close(done)
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
-})
+	stop = func() {
+		cancel()
+		<-done
+	}
+}
 
 var _ = AfterSuite(func() {
 	if stop != nil {

@@ -1,0 +1,83 @@
+package computedomain
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+// TestIndicesSurviveALaggingCache reconciles against a client whose reads of the domain never show the
+// controller's own status writes, as an informer cache does for a while after each write. Indices must
+// stay where the controller first put them.
+func TestIndicesSurviveALaggingCache(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
+	stale := cd.DeepCopy()
+	base := fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(cd, cdtesting.MakeMember(cd, "n2", testOperatorNS).Clique("c.1").Obj()).
+		WithStatusSubresource(&v1beta1.ComputeDomain{}).
+		WithIndex(&v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField, func(o client.Object) []string {
+			return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
+		}).Build()
+	lagging := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if err := c.Get(ctx, key, obj, opts...); err != nil {
+				return err
+			}
+			if got, ok := obj.(*v1beta1.ComputeDomain); ok {
+				got.Status = stale.Status // the cache has not seen any status write yet
+			}
+			return nil
+		},
+	})
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReconciler(lagging, base, nil, m, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "job"}}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("first reconcile: %v", err)
+	}
+	// n1 joins after n2 and sorts before it: it must take the next free index, not n2's.
+	if err := base.Create(ctx, cdtesting.MakeMember(cd, "n1", testOperatorNS).Clique("c.1").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("second reconcile: %v", err)
+	}
+	got := &v1beta1.ComputeDomain{}
+	if err := base.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	indices := map[string]int32{}
+	for _, n := range got.Status.Nodes {
+		indices[n.Name] = n.Index
+	}
+	if diff := cmp.Diff(map[string]int32{"n2": 0, "n1": 1}, indices); diff != "" {
+		t.Errorf("indices (-want +got):\n%s", diff)
+	}
+}
