@@ -1,0 +1,271 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+)
+
+const demoNamespace = "demo"
+
+// demoRow is one line of the final table.
+type demoRow struct {
+	step, pod, node, devices, phase string
+	took                            time.Duration
+}
+
+type demo struct {
+	out     io.Writer
+	start   time.Time
+	root    string
+	cluster *simcluster.Cluster
+	client  kubernetes.Interface
+	applier *simcluster.Applier
+	rows    []demoRow
+	timeout time.Duration
+}
+
+func (d *demo) progress(format string, args ...any) {
+	fmt.Fprintf(d.out, "[%6.2fs] %s\n", time.Since(d.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simcluster demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clusterFlags
+	cf.register(fs, 2, 18, "hgx-h100-8:2,a100-40gb-mig:2")
+	timeout := fs.Duration("step-timeout", time.Minute, "how long one demo step may take")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := cf.config()
+	if err != nil {
+		return err
+	}
+	root, err := simcluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	ctx = withLogger(ctx, cf.logger(stderr))
+	d := &demo{out: stdout, start: time.Now(), root: root, timeout: *timeout}
+
+	d.progress("starting a simulated cluster: %d racks x %d %s, extra %q", cf.racks, cf.nodesPerRack, cf.profile, cf.extra)
+	d.cluster, err = simcluster.Start(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("start cluster: %w", err)
+	}
+	defer d.cluster.Stop()
+	d.client = d.cluster.Client()
+	if d.applier, err = simcluster.NewApplier(d.cluster.RESTConfig()); err != nil {
+		return err
+	}
+	var phases []string
+	for _, t := range d.cluster.Timings() {
+		phases = append(phases, fmt.Sprintf("%s %.2fs", t.Phase, t.Duration.Seconds()))
+	}
+	d.progress("cluster ready: %d nodes (%s); %s", len(d.cluster.Nodes()), describeNodes(d.cluster.Nodes()), strings.Join(phases, ", "))
+
+	if _, err := d.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace %s: %w", demoNamespace, err)
+	}
+	steps := []func(context.Context) error{d.gpuClaim, d.migClaim, d.gpuJob, d.unprepareOnDelete}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			d.printTable()
+			return err
+		}
+	}
+	d.progress("ComputeDomain job: skipped, ComputeDomains are not part of this build yet")
+	d.printTable()
+	d.progress("demo finished successfully")
+	return nil
+}
+
+// gpuClaim: a pod with one GPU reaches Running with its CDI edits.
+func (d *demo) gpuClaim(ctx context.Context) error {
+	pod, took, err := d.runPod(ctx, "demo/gpu-claim.yaml", "gpu-pod")
+	if err != nil {
+		return fmt.Errorf("GPU claim: %w", err)
+	}
+	devices, err := simcluster.PodDevices(ctx, d.client, pod)
+	if err != nil || len(devices) != 1 {
+		return fmt.Errorf("GPU claim: want 1 allocated device, got %d (%v)", len(devices), err)
+	}
+	edits, err := nodeagent.DecodeCDIEdits(pod.Annotations)
+	if err != nil {
+		return fmt.Errorf("GPU claim: %w", err)
+	}
+	uuid := devices[0].StringAttribute("uuid")
+	if !containsEnv(edits["ctr"].Env, "NVIDIA_VISIBLE_DEVICES="+uuid) {
+		return fmt.Errorf("GPU claim: container env %v lacks NVIDIA_VISIBLE_DEVICES=%s", edits["ctr"].Env, uuid)
+	}
+	d.progress("GPU claim: pod %s Running on %s in %.2fs with %s (%s); container gets %s and %s",
+		pod.Name, pod.Spec.NodeName, took.Seconds(), devices[0].Device, uuid, strings.Join(edits["ctr"].Env, " "), deviceNodes(edits["ctr"]))
+	d.rows = append(d.rows, demoRow{"GPU claim", pod.Name, pod.Spec.NodeName, devices[0].Device, string(pod.Status.Phase), took})
+	return nil
+}
+
+// migClaim: two MIG devices constrained to one parent GPU.
+func (d *demo) migClaim(ctx context.Context) error {
+	pod, took, err := d.runPod(ctx, "demo/mig-claim.yaml", "mig-pod")
+	if err != nil {
+		return fmt.Errorf("MIG claim: %w", err)
+	}
+	devices, err := simcluster.PodDevices(ctx, d.client, pod)
+	if err != nil || len(devices) != 2 {
+		return fmt.Errorf("MIG claim: want 2 allocated devices, got %d (%v)", len(devices), err)
+	}
+	p0, p1 := devices[0].StringAttribute("parentUUID"), devices[1].StringAttribute("parentUUID")
+	if p0 == "" || p0 != p1 {
+		return fmt.Errorf("MIG claim: devices %s and %s have parents %q and %q, want one GPU", devices[0].Device, devices[1].Device, p0, p1)
+	}
+	d.progress("MIG claim: pod %s Running on %s in %.2fs with %s + %s, both on parent %s",
+		pod.Name, pod.Spec.NodeName, took.Seconds(), devices[0].Device, devices[1].Device, p0)
+	d.rows = append(d.rows, demoRow{"MIG claim (same parentUUID)", pod.Name, pod.Spec.NodeName, devices[0].Device + "," + devices[1].Device, string(pod.Status.Phase), took})
+	return nil
+}
+
+// gpuJob: a Job of two GPU pods completes.
+func (d *demo) gpuJob(ctx context.Context) error {
+	start := time.Now()
+	if _, err := d.applier.CreateFromFile(ctx, demoNamespace, filepath.Join(d.root, "demo/gpu-job.yaml")); err != nil {
+		return fmt.Errorf("GPU job: %w", err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, d.timeout, true, func(ctx context.Context) (bool, error) {
+		job, err := d.client.BatchV1().Jobs(demoNamespace).Get(ctx, "gpu-job", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		if job.Status.Failed > 0 {
+			return false, fmt.Errorf("job has %d failed pods", job.Status.Failed)
+		}
+		return job.Status.Succeeded == 2, nil
+	})
+	if err != nil {
+		return fmt.Errorf("GPU job: not complete within %s: %w", d.timeout, err)
+	}
+	took := time.Since(start)
+	pods, err := d.client.CoreV1().Pods(demoNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=gpu-job"})
+	if err != nil {
+		return err
+	}
+	var nodes []string
+	for _, p := range pods.Items {
+		nodes = append(nodes, p.Spec.NodeName)
+		d.rows = append(d.rows, demoRow{"GPU job", p.Name, p.Spec.NodeName, "1 gpu", string(p.Status.Phase), took})
+	}
+	d.progress("GPU job: 2 pods on %s completed, job succeeded in %.2fs", strings.Join(nodes, ", "), took.Seconds())
+	return nil
+}
+
+// unprepareOnDelete: deleting the GPU pod unprepares its claim on the node.
+func (d *demo) unprepareOnDelete(ctx context.Context) error {
+	pod, err := d.client.CoreV1().Pods(demoNamespace).Get(ctx, "gpu-pod", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	devices, err := simcluster.PodDevices(ctx, d.client, pod)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := d.client.CoreV1().Pods(demoNamespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	var traces []string
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, d.timeout, true, func(ctx context.Context) (bool, error) {
+		if _, err := d.client.CoreV1().Pods(demoNamespace).Get(ctx, pod.Name, metav1.GetOptions{}); err == nil {
+			return false, nil
+		}
+		traces, err = d.cluster.ClaimTraces(pod.Spec.NodeName, devices[0].ClaimUID)
+		return err == nil && len(traces) == 0, err
+	})
+	if err != nil {
+		return fmt.Errorf("delete GPU pod: claim %s still prepared on %s (%v): %w", devices[0].Claim, pod.Spec.NodeName, traces, err)
+	}
+	took := time.Since(start)
+	d.progress("delete: pod %s gone and claim %s unprepared on %s (no CDI spec, no checkpoint entry) in %.2fs",
+		pod.Name, devices[0].Claim, pod.Spec.NodeName, took.Seconds())
+	d.rows = append(d.rows, demoRow{"delete + unprepare", pod.Name, pod.Spec.NodeName, devices[0].Device, "Deleted", took})
+	return nil
+}
+
+// runPod creates a demo manifest and waits for the named pod to run.
+func (d *demo) runPod(ctx context.Context, manifest, name string) (*corev1.Pod, time.Duration, error) {
+	start := time.Now()
+	if _, err := d.applier.CreateFromFile(ctx, demoNamespace, filepath.Join(d.root, manifest)); err != nil {
+		return nil, 0, err
+	}
+	var pod *corev1.Pod
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, d.timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := d.client.CoreV1().Pods(demoNamespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		pod = p
+		return p.Status.Phase == corev1.PodRunning, nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("pod %s not Running within %s (%s): %w", name, d.timeout, podSummary(pod), err)
+	}
+	return pod, time.Since(start), nil
+}
+
+func podSummary(pod *corev1.Pod) string {
+	if pod == nil {
+		return "not created"
+	}
+	s := fmt.Sprintf("phase %s, node %q", pod.Status.Phase, pod.Spec.NodeName)
+	for _, c := range pod.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			s += fmt.Sprintf(", %s: %s", c.Type, c.Message)
+		}
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Waiting != nil {
+			s += fmt.Sprintf(", %s waiting: %s %s", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
+		}
+	}
+	return s
+}
+
+func (d *demo) printTable() {
+	fmt.Fprintln(d.out)
+	tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tPOD\tNODE\tDEVICES\tPHASE\tTIME")
+	for _, r := range d.rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2fs\n", r.step, r.pod, r.node, r.devices, r.phase, r.took.Seconds())
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(d.out)
+}
+
+func containsEnv(env []string, want string) bool {
+	for _, e := range env {
+		if e == want {
+			return true
+		}
+	}
+	return false
+}
+
+func deviceNodes(e nodeagent.ContainerEdits) string {
+	var paths []string
+	for _, n := range e.DeviceNodes {
+		paths = append(paths, n.Path)
+	}
+	return strings.Join(paths, ",")
+}

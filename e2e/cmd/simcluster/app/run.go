@@ -1,0 +1,98 @@
+// Package app is the simcluster command line: `up` and `demo`.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+)
+
+const usage = `usage: simcluster <command> [flags]
+
+commands:
+  up     start a simulated GPU cluster, write a kubeconfig, serve until SIGINT/SIGTERM
+  demo   start a cluster, run the demo scenario, print timings and a final table
+
+Run "simcluster <command> -h" for the flags of a command.
+Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
+
+// Run runs one command with its arguments. Every flag set is local, so Run
+// can be called more than once in one process.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return errors.New("no command given: allowed commands are up, demo")
+	}
+	switch args[0] {
+	case "up":
+		return runUp(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return runDemo(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	default:
+		fmt.Fprintln(stderr, usage)
+		return fmt.Errorf("unknown command %q: allowed commands are up, demo", args[0])
+	}
+}
+
+// clusterFlags are the flags every command shares.
+type clusterFlags struct {
+	profile       string
+	racks         int
+	nodesPerRack  int
+	extra         string
+	workloadAPI   bool
+	dir           string
+	gracePeriod   time.Duration
+	runDuration   time.Duration
+	verbosity     int
+	startParallel int
+}
+
+func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra string) {
+	fs.StringVar(&f.profile, "profile", "gb200-nvl72", "GPU profile of the rack nodes: "+strings.Join(simcluster.ProfileNames(), ", "))
+	fs.IntVar(&f.racks, "racks", racks, "number of racks (one NVLink clique each)")
+	fs.IntVar(&f.nodesPerRack, "nodes-per-rack", nodesPerRack, "nodes per rack (at most 18 for NVL72)")
+	fs.StringVar(&f.extra, "extra", extra, "extra nodes outside the racks, <profile>:<count>[,...]")
+	fs.BoolVar(&f.workloadAPI, "workload-api", true, "turn on the gates "+strings.Join(simcluster.WorkloadGates, ", ")+" and scheduling.k8s.io/v1beta1")
+	fs.StringVar(&f.dir, "dir", "", "directory for etcd data and node host roots (default: a temporary directory, removed on exit)")
+	fs.DurationVar(&f.gracePeriod, "node-monitor-grace-period", 20*time.Second, "node lifecycle controller grace period before a silent node becomes NotReady")
+	fs.DurationVar(&f.runDuration, "job-run-duration", 5*time.Second, "how long containers of pods that do not restart (Job pods) run before exiting 0")
+	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of simcluster itself")
+	fs.IntVar(&f.startParallel, "start-parallelism", 8, "nodes started at once")
+}
+
+func (f *clusterFlags) config() (simcluster.Config, error) {
+	extra, err := simcluster.ParseNodePools(f.extra)
+	if err != nil {
+		return simcluster.Config{}, err
+	}
+	return simcluster.Config{
+		Topology:               simcluster.Topology{Profile: f.profile, Racks: f.racks, NodesPerRack: f.nodesPerRack, Extra: extra},
+		DisableWorkloadAPI:     !f.workloadAPI,
+		Dir:                    f.dir,
+		NodeMonitorGracePeriod: f.gracePeriod,
+		RunDuration:            f.runDuration,
+		StartParallelism:       f.startParallel,
+	}, nil
+}
+
+func (f *clusterFlags) logger(stderr io.Writer) logr.Logger {
+	return textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(f.verbosity), textlogger.Output(stderr)))
+}
+
+func withLogger(ctx context.Context, logger logr.Logger) context.Context {
+	return klog.NewContext(ctx, logger)
+}

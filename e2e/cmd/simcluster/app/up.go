@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+)
+
+func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simcluster up", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clusterFlags
+	cf.register(fs, 2, 18, "")
+	kubeconfig := fs.String("kubeconfig", "", "write the cluster's admin kubeconfig to this file (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *kubeconfig == "" {
+		return errors.New("--kubeconfig is required: the file to write the cluster's kubeconfig to")
+	}
+	cfg, err := cf.config()
+	if err != nil {
+		return err
+	}
+	ctx = withLogger(ctx, cf.logger(stderr))
+	start := time.Now()
+	cluster, err := simcluster.Start(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("start cluster: %w", err)
+	}
+	defer cluster.Stop()
+	if err := simcluster.WriteKubeconfig(cluster.RESTConfig(), *kubeconfig); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s); kubeconfig written to %s; Ctrl-C to stop\n",
+		time.Since(start).Seconds(), len(cluster.Nodes()), describeNodes(cluster.Nodes()), *kubeconfig)
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "simcluster: shutting down")
+	return nil
+}
+
+// describeNodes summarizes node counts per profile, e.g. "36 gb200-nvl72, 2 hgx-h100-8".
+func describeNodes(nodes []simcluster.NodeSpec) string {
+	counts := map[string]int{}
+	var order []string
+	for _, n := range nodes {
+		if counts[n.Profile.Name] == 0 {
+			order = append(order, n.Profile.Name)
+		}
+		counts[n.Profile.Name]++
+	}
+	s := ""
+	for i, p := range order {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%d %s", counts[p], p)
+	}
+	return s
+}

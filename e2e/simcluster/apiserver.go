@@ -1,0 +1,75 @@
+package simcluster
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
+)
+
+// apiServer is kube-apiserver running in this process.
+type apiServer struct {
+	tb       *componentTB
+	server   kubeapiservertesting.TestServer
+	Config   *rest.Config
+	tearDown func()
+}
+
+// apiServerFlags are the kube-apiserver flags of the simulated cluster.
+func apiServerFlags(gates map[string]bool) []string {
+	flags := []string{
+		"--endpoint-reconciler-type=none",
+		// No ServiceAccount controller/token issuing in the simulation.
+		"--disable-admission-plugins=ServiceAccount",
+	}
+	if len(gates) > 0 {
+		flags = append(flags, "--feature-gates="+formatGates(gates))
+	}
+	if gates["GenericWorkload"] {
+		flags = append(flags, "--runtime-config=scheduling.k8s.io/v1beta1=true")
+	}
+	return flags
+}
+
+func formatGates(gates map[string]bool) string {
+	names := make([]string, 0, len(gates))
+	for name := range gates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, fmt.Sprintf("%s=%t", name, gates[name]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// startAPIServer starts kube-apiserver on a free localhost port against the
+// given etcd. It also sets the process-global feature gates, which the
+// scheduler and the controller manager read when they are created.
+func startAPIServer(tb *componentTB, etcd *embeddedEtcd, gates map[string]bool) (*apiServer, error) {
+	opts := kubeapiservertesting.NewDefaultTestServerOptions()
+	opts.DisableInvariantChecks = true
+	var server kubeapiservertesting.TestServer
+	err := runGuarded(tb, func() error {
+		var err error
+		server, err = kubeapiservertesting.StartTestServer(tb, opts, apiServerFlags(gates), etcd.Storage)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	cfg := rest.CopyConfig(server.ClientConfig)
+	cfg.QPS, cfg.Burst = 500, 1000
+	return &apiServer{tb: tb, server: server, Config: cfg, tearDown: server.TearDownFn}, nil
+}
+
+// Stop shuts kube-apiserver down and waits for it.
+func (a *apiServer) Stop() {
+	if a.tearDown != nil {
+		a.tearDown()
+		a.tearDown = nil
+	}
+}

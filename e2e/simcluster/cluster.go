@@ -1,0 +1,415 @@
+package simcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+)
+
+// WorkloadGates are the Kubernetes 1.37 gates of the Workload API that the
+// simulated cluster turns on unless Config.DisableWorkloadAPI is set.
+var WorkloadGates = []string{"GenericWorkload", "DRAWorkloadResourceClaims", "TopologyAwareWorkloadScheduling"}
+
+// Config of a simulated cluster.
+type Config struct {
+	Topology Topology
+	// DisableWorkloadAPI turns the WorkloadGates off (and scheduling.k8s.io/v1beta1).
+	DisableWorkloadAPI bool
+	// FeatureGates override individual gates after WorkloadGates.
+	FeatureGates map[string]bool
+	// Dir holds etcd data, the kubeconfig and every node's host root
+	// (<Dir>/nodes/<name>). Empty: a temporary directory removed on Stop.
+	Dir string
+	// NodeMonitorGracePeriod of the node lifecycle controller (default 20s);
+	// nodes renew their Lease every quarter of it.
+	NodeMonitorGracePeriod time.Duration
+	// RunDuration of pods that do not restart (Job pods); default 5s.
+	RunDuration time.Duration
+	// DriverName of the GPU DRA driver (default gpu.nvidia.com).
+	DriverName string
+	// NodeComponents run on every node next to its agent (default: the test
+	// DRA driver).
+	NodeComponents []NodeComponent
+	// StartParallelism bounds how many nodes start at once (default 8).
+	StartParallelism int
+}
+
+// Timing is the duration of one startup phase.
+type Timing struct {
+	Phase    string
+	Duration time.Duration
+}
+
+// Cluster is a running simulated cluster.
+type Cluster struct {
+	cfg        Config
+	dir        string
+	ownsDir    bool
+	tb         *componentTB
+	etcd       *embeddedEtcd
+	api        *apiServer
+	cancel     context.CancelFunc
+	components []*runningComponent
+	client     kubernetes.Interface
+	kubeconfig string
+	nodes      []*simNode
+	timings    []Timing
+	stopOnce   sync.Once
+}
+
+// simNode is one simulated node's running parts.
+type simNode struct {
+	spec       NodeSpec
+	agent      *nodeagent.Agent
+	stopAgent  context.CancelFunc
+	agentDone  chan struct{}
+	components []*runningComponent
+	stopComps  context.CancelFunc
+}
+
+func (c *Config) defaults() {
+	if c.Topology.Profile == "" {
+		c.Topology.Profile = "gb200-nvl72"
+	}
+	if c.NodeMonitorGracePeriod <= 0 {
+		c.NodeMonitorGracePeriod = 20 * time.Second
+	}
+	if c.RunDuration <= 0 {
+		c.RunDuration = 5 * time.Second
+	}
+	if c.DriverName == "" {
+		c.DriverName = "gpu.nvidia.com"
+	}
+	if c.NodeComponents == nil {
+		c.NodeComponents = []NodeComponent{TestDriverComponent()}
+	}
+	if c.StartParallelism <= 0 {
+		c.StartParallelism = 8
+	}
+}
+
+func (c Config) gates() map[string]bool {
+	gates := map[string]bool{}
+	for _, g := range WorkloadGates {
+		gates[g] = !c.DisableWorkloadAPI
+	}
+	for k, v := range c.FeatureGates {
+		gates[k] = v
+	}
+	return gates
+}
+
+// Start brings the whole cluster up and returns once every node is Ready and
+// has published its devices. ctx bounds the startup only; Stop ends the
+// cluster.
+func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
+	cfg.defaults()
+	if err := cfg.Topology.Validate(); err != nil {
+		return nil, err
+	}
+	configureGlobalKlog()
+	logger := klog.FromContext(ctx)
+	c := &Cluster{cfg: cfg, dir: cfg.Dir}
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "simcluster-"); err != nil {
+			return nil, err
+		}
+		c.ownsDir = true
+	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	c.tb = newComponentTB("simcluster", c.dir, logger.WithName("control-plane"))
+	runCtx, cancel := context.WithCancel(klog.NewContext(context.Background(), componentLogger()))
+	c.cancel = cancel
+
+	phase := func(name string, start time.Time) {
+		c.timings = append(c.timings, Timing{Phase: name, Duration: time.Since(start)})
+		logger.V(1).Info("Startup phase done", "phase", name, "duration", time.Since(start))
+	}
+	t := time.Now()
+	if c.etcd, err = startEtcd(ctx, c.dir); err != nil {
+		return nil, err
+	}
+	phase("etcd", t)
+
+	t = time.Now()
+	if c.api, err = startAPIServer(c.tb, c.etcd, cfg.gates()); err != nil {
+		return nil, err
+	}
+	if c.client, err = kubernetes.NewForConfig(c.api.Config); err != nil {
+		return nil, err
+	}
+	c.kubeconfig = filepath.Join(c.dir, "kubeconfig")
+	if err := WriteKubeconfig(c.api.Config, c.kubeconfig); err != nil {
+		return nil, err
+	}
+	phase("kube-apiserver", t)
+
+	t = time.Now()
+	sched, err := startScheduler(runCtx, c.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c.components = append(c.components, sched)
+	kcm, err := startControllerManager(runCtx, c.kubeconfig, cfg.NodeMonitorGracePeriod)
+	if err != nil {
+		return nil, err
+	}
+	c.components = append(c.components, kcm)
+	if err := c.installDeviceClasses(ctx); err != nil {
+		return nil, err
+	}
+	phase("scheduler+controllers", t)
+
+	t = time.Now()
+	if err := c.startNodes(ctx, runCtx); err != nil {
+		return nil, err
+	}
+	phase("nodes", t)
+
+	t = time.Now()
+	if err := c.waitForDevices(ctx); err != nil {
+		return nil, err
+	}
+	phase("resourceslices", t)
+	for _, comp := range c.components {
+		if err := comp.Exited(runCtx); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Cluster) installDeviceClasses(ctx context.Context) error {
+	docs, err := deviceClassManifests()
+	if err != nil {
+		return err
+	}
+	applier, err := NewApplier(c.api.Config)
+	if err != nil {
+		return err
+	}
+	for _, doc := range docs {
+		objs, err := DecodeManifests(doc)
+		if err != nil {
+			return err
+		}
+		if _, err := applier.Create(ctx, metav1.NamespaceDefault, objs); err != nil {
+			return fmt.Errorf("install DeviceClasses: %w", err)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) startNodes(ctx, runCtx context.Context) error {
+	specs := c.cfg.Topology.Nodes()
+	c.nodes = make([]*simNode, len(specs))
+	leaseRenew := c.cfg.NodeMonitorGracePeriod / 4
+	sem := make(chan struct{}, c.cfg.StartParallelism)
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c.nodes[i], errs[i] = c.startNode(ctx, runCtx, spec, leaseRenew)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) startNode(ctx, runCtx context.Context, spec NodeSpec, leaseRenew time.Duration) (*simNode, error) {
+	paths := nodeagent.PathsFor(filepath.Join(c.dir, "nodes", spec.Name))
+	agent, err := nodeagent.New(nodeagent.Config{
+		Node:          NodeObject(spec),
+		Client:        c.client,
+		Paths:         paths,
+		LeaseDuration: c.cfg.NodeMonitorGracePeriod,
+		RenewInterval: leaseRenew,
+		RunDuration:   c.cfg.RunDuration,
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := &simNode{spec: spec, agent: agent, agentDone: make(chan struct{})}
+	agentCtx, stopAgent := context.WithCancel(runCtx)
+	n.stopAgent = stopAgent
+	var agentErr error
+	go func() {
+		defer close(n.agentDone)
+		agentErr = agent.Run(agentCtx)
+	}()
+	select {
+	case <-agent.Ready():
+	case <-n.agentDone:
+		return n, fmt.Errorf("node agent %s: %w", spec.Name, agentErr)
+	case <-ctx.Done():
+		return n, ctx.Err()
+	}
+	compCtx, stopComps := context.WithCancel(runCtx)
+	n.stopComps = stopComps
+	env := NodeEnv{Spec: spec, Paths: paths, Client: c.client, RESTConfig: c.api.Config, Kubeconfig: c.kubeconfig, DriverName: c.cfg.DriverName}
+	for _, comp := range c.cfg.NodeComponents {
+		n.components = append(n.components, runComponent(comp.Name+"@"+spec.Name, func() error { return comp.Run(compCtx, env) }))
+	}
+	return n, nil
+}
+
+// waitForDevices waits until every node has a ResourceSlice of the driver
+// and every node is Ready.
+func (c *Cluster) waitForDevices(ctx context.Context) error {
+	want := len(c.nodes)
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, n := range c.nodes {
+			for _, comp := range n.components {
+				if err := comp.Exited(ctx); err != nil {
+					return false, err
+				}
+			}
+		}
+		slices, err := c.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		seen := map[string]bool{}
+		for _, s := range slices.Items {
+			if s.Spec.Driver == c.cfg.DriverName && s.Spec.NodeName != nil {
+				seen[*s.Spec.NodeName] = true
+			}
+		}
+		if len(seen) < want {
+			return false, nil
+		}
+		nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, node := range nodes.Items {
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready >= want, nil
+	})
+}
+
+// Client is an admin client of the cluster.
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// RESTConfig is the admin REST configuration.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.api.Config) }
+
+// KubeconfigPath is the admin kubeconfig the cluster wrote.
+func (c *Cluster) KubeconfigPath() string { return c.kubeconfig }
+
+// Timings are the startup phases.
+func (c *Cluster) Timings() []Timing { return append([]Timing{}, c.timings...) }
+
+// Nodes are the simulated nodes.
+func (c *Cluster) Nodes() []NodeSpec {
+	specs := make([]NodeSpec, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		specs = append(specs, n.spec)
+	}
+	return specs
+}
+
+// NodePaths are a node's host-root directories.
+func (c *Cluster) NodePaths(node string) (nodeagent.Paths, error) {
+	n, err := c.node(node)
+	if err != nil {
+		return nodeagent.Paths{}, err
+	}
+	return n.agent.Paths(), nil
+}
+
+// StopNodeAgent stops a node's agent (the kubelet) on purpose; the node's
+// plugins keep running. The node lifecycle controller will mark it NotReady.
+func (c *Cluster) StopNodeAgent(node string) error {
+	n, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	n.stopAgent()
+	select {
+	case <-n.agentDone:
+		return nil
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("node agent %s did not stop within 30s", node)
+	}
+}
+
+func (c *Cluster) node(name string) (*simNode, error) {
+	for _, n := range c.nodes {
+		if n != nil && n.spec.Name == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("node %q is not part of the simulated cluster", name)
+}
+
+// Stop shuts everything down in reverse order and removes a temporary Dir.
+func (c *Cluster) Stop() {
+	c.stopOnce.Do(func() {
+		for _, n := range c.nodes {
+			if n == nil {
+				continue
+			}
+			if n.stopComps != nil {
+				n.stopComps()
+			}
+			n.stopAgent()
+		}
+		for _, n := range c.nodes {
+			if n == nil {
+				continue
+			}
+			for _, comp := range n.components {
+				_ = comp.Wait(30 * time.Second)
+			}
+			<-n.agentDone
+		}
+		if c.cancel != nil {
+			c.cancel()
+		}
+		for _, comp := range c.components {
+			_ = comp.Wait(30 * time.Second)
+		}
+		if c.api != nil {
+			c.api.Stop()
+		}
+		if c.tb != nil {
+			c.tb.close()
+		}
+		if c.etcd != nil {
+			c.etcd.Close()
+		}
+		if c.ownsDir {
+			_ = os.RemoveAll(c.dir)
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package simcluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/component-base/configz"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
+)
+
+// Controllers are the kube-controller-manager controllers a GPU cluster needs.
+var Controllers = []string{
+	"resourceclaim-controller",
+	"device-taint-eviction-controller",
+	"daemonset-controller",
+	"deployment-controller",
+	"replicaset-controller",
+	"job-controller",
+	"ttl-after-finished-controller",
+	"garbage-collector-controller",
+	"namespace-controller",
+	"serviceaccount-controller",
+	"node-lifecycle-controller",
+	"taint-eviction-controller",
+	"podgroup-protection-controller",
+}
+
+func controllerManagerFlags(kubeconfig string, nodeMonitorGracePeriod time.Duration) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--use-service-account-credentials=false",
+		"--controllers=" + strings.Join(Controllers, ","),
+		"--kube-api-qps=500",
+		"--kube-api-burst=1000",
+		"--node-monitor-period=1s",
+		"--node-monitor-grace-period=" + nodeMonitorGracePeriod.String(),
+		"--concurrent-job-syncs=10",
+	}
+}
+
+// startControllerManager runs the real kube-controller-manager with the
+// controllers in Controllers until ctx ends.
+func startControllerManager(ctx context.Context, kubeconfig string, nodeMonitorGracePeriod time.Duration) (*runningComponent, error) {
+	s, err := options.NewKubeControllerManagerOptions()
+	if err != nil {
+		return nil, fmt.Errorf("kube-controller-manager options: %w", err)
+	}
+	s.ComponentGlobalsRegistry = newComponentGlobals()
+	all, disabled, aliases := app.KnownControllers(), app.ControllersDisabledByDefault(), app.ControllerAliases()
+	named := s.Flags(all, disabled, aliases)
+	fs := pflag.NewFlagSet("kube-controller-manager", pflag.ContinueOnError)
+	for _, f := range named.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	if err := fs.Parse(controllerManagerFlags(kubeconfig, nodeMonitorGracePeriod)); err != nil {
+		return nil, fmt.Errorf("kube-controller-manager flags: %w", err)
+	}
+	s.ParsedFlags = &named
+	if err := s.ComponentGlobalsRegistry.Set(); err != nil {
+		return nil, fmt.Errorf("kube-controller-manager feature gates: %w", err)
+	}
+	config, err := s.Config(ctx, all, disabled, aliases)
+	if err != nil {
+		return nil, fmt.Errorf("kube-controller-manager config: %w", err)
+	}
+	return runComponent("kube-controller-manager", func() error {
+		defer configz.Delete(app.ConfigzName)
+		return app.Run(ctx, config.Complete())
+	}), nil
+}

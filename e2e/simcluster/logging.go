@@ -1,0 +1,46 @@
+package simcluster
+
+import (
+	"flag"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+)
+
+// KlogEnv enables the control plane's own (global klog) logging when set to a
+// verbosity, e.g. SIMCLUSTER_KLOG=2. By default it is silent.
+const KlogEnv = "SIMCLUSTER_KLOG"
+
+var klogOnce sync.Once
+
+// configureGlobalKlog silences the process-global klog output the upstream
+// components write to, unless KlogEnv asks for it.
+func configureGlobalKlog() {
+	klogOnce.Do(func() {
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		if v, ok := os.LookupEnv(KlogEnv); ok {
+			if _, err := strconv.Atoi(v); err != nil {
+				v = "2"
+			}
+			_ = fs.Set("v", v)
+			return
+		}
+		_ = fs.Set("logtostderr", "false")
+		_ = fs.Set("alsologtostderr", "false")
+		_ = fs.Set("stderrthreshold", "FATAL")
+		klog.SetOutput(io.Discard)
+	})
+}
+
+// componentLogger is the logger handed to upstream components.
+func componentLogger() klog.Logger {
+	if _, ok := os.LookupEnv(KlogEnv); ok {
+		return klog.Background()
+	}
+	return logr.Discard()
+}

@@ -1,0 +1,50 @@
+package simcluster
+
+import (
+	"context"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/testdriver"
+)
+
+// NodeEnv is what a per-node component gets: its node, the node's host-root
+// paths and a way to reach the cluster.
+type NodeEnv struct {
+	Spec       NodeSpec
+	Paths      nodeagent.Paths
+	Client     kubernetes.Interface
+	RESTConfig *rest.Config
+	// Kubeconfig is a kubeconfig file for components that take a path.
+	Kubeconfig string
+	DriverName string
+}
+
+// NodeComponent is a component running on every node next to the node
+// agent, such as a DRA kubelet plugin. Run serves until ctx ends.
+type NodeComponent struct {
+	Name string
+	Run  func(ctx context.Context, env NodeEnv) error
+}
+
+// TestDriverComponent runs the test DRA driver (package testdriver) with the
+// devices of the node's profile.
+func TestDriverComponent() NodeComponent {
+	return NodeComponent{
+		Name: "test-dra-driver",
+		Run: func(ctx context.Context, env NodeEnv) error {
+			return testdriver.Run(ctx, testdriver.Config{
+				DriverName:   env.DriverName,
+				NodeName:     env.Spec.Name,
+				Client:       env.Client,
+				RegistrarDir: env.Paths.PluginsRegistry,
+				PluginDir:    filepath.Join(env.Paths.Plugins, env.DriverName),
+				CDIDir:       env.Paths.CDI,
+				Devices:      TestDriverDevices(env.Spec),
+			})
+		},
+	}
+}

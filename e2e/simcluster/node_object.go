@@ -1,0 +1,39 @@
+package simcluster
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodeObject is the Node a simulated node registers, with its capacity,
+// labels and loopback address.
+func NodeObject(spec NodeSpec) *corev1.Node {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse(spec.Profile.CPU),
+		corev1.ResourceMemory:           resource.MustParse(spec.Profile.Memory),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+	}
+	labels := make(map[string]string, len(spec.Labels))
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Labels: labels},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity,
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: spec.IP},
+				{Type: corev1.NodeHostName, Address: spec.Name},
+			},
+			NodeInfo: corev1.NodeSystemInfo{
+				KubeletVersion:          "v1.37.2",
+				OperatingSystem:         "linux",
+				Architecture:            "amd64",
+				ContainerRuntimeVersion: "simcluster://1",
+			},
+		},
+	}
+}

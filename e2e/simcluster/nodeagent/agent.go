@@ -1,0 +1,236 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	pluginwatcherapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+	"k8s.io/kubernetes/pkg/kubelet/cm/dra"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/config"
+	"k8s.io/kubernetes/pkg/kubelet/pluginmanager"
+)
+
+// Config of one node agent.
+type Config struct {
+	// Node is the Node to register: name, labels, capacity, addresses.
+	Node *corev1.Node
+	// Client talks to the cluster.
+	Client kubernetes.Interface
+	// Paths are the node's host-root directories.
+	Paths Paths
+	// LeaseDuration and RenewInterval of the node heartbeat (kubelet
+	// defaults: 40s and 10s).
+	LeaseDuration time.Duration
+	RenewInterval time.Duration
+	// RunDuration is how long the containers of a pod that does not restart
+	// (a Job's pod) run before they exit 0. Zero means they run until deleted.
+	RunDuration time.Duration
+}
+
+// Agent is the kubelet's stand-in on one simulated node.
+type Agent struct {
+	cfg    Config
+	nodeIP string
+	dra    *dra.Manager
+	queue  workqueue.TypedRateLimitingInterface[string]
+
+	mu       sync.Mutex
+	pods     map[string]*podState // by namespace/name
+	informer cache.SharedIndexInformer
+	ready    chan struct{}
+}
+
+// podState is what the agent remembers of a pod it runs.
+type podState struct {
+	pod       *corev1.Pod
+	prepared  bool
+	startedAt time.Time
+	finished  bool
+}
+
+// New checks the configuration and creates the node's directories.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Node == nil || cfg.Node.Name == "" {
+		return nil, errors.New("node agent: Node with a name is required")
+	}
+	if cfg.Client == nil {
+		return nil, errors.New("node agent: Client is required")
+	}
+	if cfg.Paths.Root == "" {
+		return nil, errors.New("node agent: Paths.Root is required")
+	}
+	if cfg.LeaseDuration <= 0 {
+		cfg.LeaseDuration = 40 * time.Second
+	}
+	if cfg.RenewInterval <= 0 {
+		cfg.RenewInterval = 10 * time.Second
+	}
+	if err := cfg.Paths.Create(); err != nil {
+		return nil, fmt.Errorf("node agent %s: %w", cfg.Node.Name, err)
+	}
+	a := &Agent{
+		cfg:   cfg,
+		pods:  map[string]*podState{},
+		ready: make(chan struct{}),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 10*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodeagent-" + cfg.Node.Name}),
+	}
+	for _, addr := range cfg.Node.Status.Addresses {
+		if addr.Type == corev1.NodeInternalIP {
+			a.nodeIP = addr.Address
+		}
+	}
+	return a, nil
+}
+
+// NodeName is the name of the agent's node.
+func (a *Agent) NodeName() string { return a.cfg.Node.Name }
+
+// Paths are the agent's host-root directories.
+func (a *Agent) Paths() Paths { return a.cfg.Paths }
+
+// Ready is closed once the node is registered and the agent watches its pods
+// and its plugin registry.
+func (a *Agent) Ready() <-chan struct{} { return a.ready }
+
+// Run registers the node and works until ctx ends; then it stops without
+// touching the node's objects (as a stopped kubelet does).
+func (a *Agent) Run(ctx context.Context) error {
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "node", a.cfg.Node.Name)
+	ctx = klog.NewContext(ctx, logger)
+	defer a.queue.ShutDown()
+
+	node, err := registerNode(ctx, a.cfg.Client, a.cfg.Node)
+	if err != nil {
+		return err
+	}
+	if err := renewLease(ctx, a.cfg.Client, node, a.cfg.LeaseDuration); err != nil {
+		return fmt.Errorf("node %s: first lease: %w", node.Name, err)
+	}
+	go heartbeat(ctx, a.cfg.Client, node, a.cfg.LeaseDuration, a.cfg.RenewInterval)
+
+	factory := informers.NewSharedInformerFactoryWithOptions(a.cfg.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node.Name).String()
+		}))
+	a.informer = factory.Core().V1().Pods().Informer()
+	if _, err := a.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    a.enqueue,
+		UpdateFunc: func(_, obj any) { a.enqueue(obj) },
+		DeleteFunc: a.enqueue,
+	}); err != nil {
+		return fmt.Errorf("node %s: watch pods: %w", node.Name, err)
+	}
+
+	// The kubelet's DRA manager: checkpoint under the kubelet state dir,
+	// plugins found through the registry directory.
+	manager, err := dra.NewManager(logger, a.cfg.Client, a.cfg.Paths.KubeletState)
+	if err != nil {
+		return fmt.Errorf("node %s: DRA manager: %w", node.Name, err)
+	}
+	a.dra = manager
+	sources := kubeletconfig.NewSourcesReady(func(sets.Set[string]) bool { return a.informer.HasSynced() })
+	getNode := func(context.Context) (*corev1.Node, error) { return node, nil }
+	if err := manager.Start(ctx, a.activePods, getNode, sources); err != nil {
+		return fmt.Errorf("node %s: start DRA manager: %w", node.Name, err)
+	}
+	defer manager.Stop()
+	plugins := pluginmanager.NewPluginManager(a.cfg.Paths.PluginsRegistry, &record.FakeRecorder{})
+	plugins.AddHandler(pluginwatcherapi.DRAPlugin, manager.GetWatcherHandler())
+	go plugins.Run(ctx, sources, ctx.Done())
+
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), a.informer.HasSynced) {
+		return ctx.Err()
+	}
+	close(a.ready)
+	logger.V(2).Info("Node agent ready")
+
+	go func() {
+		<-ctx.Done()
+		a.queue.ShutDown()
+	}()
+	for a.processNext(ctx) {
+	}
+	return nil
+}
+
+func (a *Agent) enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err == nil {
+		a.queue.Add(key)
+	}
+}
+
+func (a *Agent) processNext(ctx context.Context) bool {
+	key, quit := a.queue.Get()
+	if quit {
+		return false
+	}
+	defer a.queue.Done(key)
+	requeueAfter, err := a.syncPod(ctx, key)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		klog.FromContext(ctx).V(2).Info("Pod sync failed, will retry", "pod", key, "err", err)
+		a.queue.AddRateLimited(key)
+	case requeueAfter > 0:
+		a.queue.Forget(key)
+		a.queue.AddAfter(key, requeueAfter)
+	default:
+		a.queue.Forget(key)
+	}
+	return true
+}
+
+// activePods are the pods the DRA manager must keep prepared: known to the
+// agent and not finished.
+func (a *Agent) activePods() []*corev1.Pod {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var pods []*corev1.Pod
+	for _, st := range a.pods {
+		if !st.finished {
+			pods = append(pods, st.pod)
+		}
+	}
+	return pods
+}
+
+func (a *Agent) state(key string, uid types.UID) (*podState, *podState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.pods[key]
+	if st != nil && st.pod.UID != uid {
+		delete(a.pods, key)
+		return nil, st
+	}
+	return st, nil
+}
+
+func (a *Agent) remember(key string, st *podState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pods[key] = st
+}
+
+func (a *Agent) forget(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.pods, key)
+}

@@ -1,0 +1,86 @@
+package nodeagent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const testSpec = `{
+  "cdiVersion": "0.6.0",
+  "kind": "k8s.gpu.nvidia.com/claim",
+  "devices": [
+    {"name": "uid1-gpu-0", "containerEdits": {
+      "env": ["NVIDIA_VISIBLE_DEVICES=GPU-0"],
+      "deviceNodes": [{"path": "/dev/nvidia0", "type": "c", "major": 195, "minor": 0}]
+    }},
+    {"name": "uid1-gpu-1", "containerEdits": {
+      "env": ["NVIDIA_VISIBLE_DEVICES_1=GPU-1"],
+      "deviceNodes": [{"path": "/dev/nvidia1", "type": "c", "major": 195, "minor": 1}]
+    }}
+  ],
+  "containerEdits": {
+    "mounts": [{"hostPath": "/run/nvidia/driver/lib", "containerPath": "/usr/lib/nvidia", "options": ["ro", "bind"]}]
+  }
+}`
+
+func TestResolveCDI(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "k8s.gpu.nvidia.com-claim_uid1.json"), []byte(testSpec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		ids     []string
+		want    ContainerEdits
+		wantErr string
+	}{
+		"no devices leave the container untouched": {
+			want: ContainerEdits{CDIDevices: []string{}},
+		},
+		"one device brings its env, its device node and the spec-wide mount": {
+			ids: []string{"k8s.gpu.nvidia.com/claim=uid1-gpu-0"},
+			want: ContainerEdits{
+				CDIDevices:  []string{"k8s.gpu.nvidia.com/claim=uid1-gpu-0"},
+				Env:         []string{"NVIDIA_VISIBLE_DEVICES=GPU-0"},
+				DeviceNodes: []DeviceNode{{Path: "/dev/nvidia0", Type: "c", Major: 195, Minor: 0}},
+				Mounts:      []Mount{{ContainerPath: "/usr/lib/nvidia", HostPath: "/run/nvidia/driver/lib", Options: []string{"ro", "bind"}}},
+			},
+		},
+		"two devices merge": {
+			ids: []string{"k8s.gpu.nvidia.com/claim=uid1-gpu-0", "k8s.gpu.nvidia.com/claim=uid1-gpu-1"},
+			want: ContainerEdits{
+				CDIDevices: []string{"k8s.gpu.nvidia.com/claim=uid1-gpu-0", "k8s.gpu.nvidia.com/claim=uid1-gpu-1"},
+				Env:        []string{"NVIDIA_VISIBLE_DEVICES=GPU-0", "NVIDIA_VISIBLE_DEVICES_1=GPU-1"},
+				DeviceNodes: []DeviceNode{
+					{Path: "/dev/nvidia0", Type: "c", Major: 195, Minor: 0},
+					{Path: "/dev/nvidia1", Type: "c", Major: 195, Minor: 1},
+				},
+				Mounts: []Mount{{ContainerPath: "/usr/lib/nvidia", HostPath: "/run/nvidia/driver/lib", Options: []string{"ro", "bind"}}},
+			},
+		},
+		"a device no spec defines is an error": {
+			ids:     []string{"k8s.gpu.nvidia.com/claim=missing"},
+			wantErr: "unresolvable CDI devices",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ResolveCDI(dir, tc.ids)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ResolveCDI() error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ResolveCDI() error = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ResolveCDI() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,11 @@
+// Package nodeagent plays the kubelet's role for one simulated node: it
+// registers the Node and keeps its Lease fresh, discovers DRA kubelet plugins
+// through the node's plugin registry directory and prepares/unprepares
+// ResourceClaims through the kubelet's own DRA manager
+// (k8s.io/kubernetes/pkg/kubelet/cm/dra: real gRPC, the kubelet's order,
+// checkpoint and 45 s call timeout), resolves the prepared CDI devices against
+// the node's CDI directory, records the resulting container edits on the pod,
+// and drives pod phases and conditions. Containers do not run: they are
+// Running until deleted, or until the run duration of a pod that does not
+// restart has elapsed.
+package nodeagent

@@ -1,0 +1,62 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// readyConditions are the kubelet's node conditions of a healthy node.
+func readyConditions(now metav1.Time) []corev1.NodeCondition {
+	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
+	}
+	return []corev1.NodeCondition{
+		cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+		cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+		cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+		cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "simulated node agent is posting ready status"),
+	}
+}
+
+// registerNode creates (or adopts) the Node, posts a Ready status the way the
+// kubelet does, and removes the not-ready taint that admission adds to new
+// Nodes.
+func registerNode(ctx context.Context, client kubernetes.Interface, want *corev1.Node) (*corev1.Node, error) {
+	node, err := client.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		node, err = client.CoreV1().Nodes().Get(ctx, want.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("register node %s: %w", want.Name, err)
+	}
+	node.Status = *want.Status.DeepCopy()
+	node.Status.Conditions = readyConditions(metav1.Now())
+	node, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("post status of node %s: %w", want.Name, err)
+	}
+	return removeNotReadyTaint(ctx, client, node)
+}
+
+func removeNotReadyTaint(ctx context.Context, client kubernetes.Interface, node *corev1.Node) (*corev1.Node, error) {
+	var kept []corev1.Taint
+	for _, t := range node.Spec.Taints {
+		if t.Key != corev1.TaintNodeNotReady {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == len(node.Spec.Taints) {
+		return node, nil
+	}
+	node.Spec.Taints = kept
+	updated, err := client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("remove not-ready taint from node %s: %w", node.Name, err)
+	}
+	return updated, nil
+}

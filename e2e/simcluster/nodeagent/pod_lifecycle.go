@@ -1,0 +1,208 @@
+package nodeagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+)
+
+// syncPod moves one pod a step towards what its spec and deletion state ask
+// for, as the kubelet's pod worker does. It returns a delay after which the
+// pod needs another sync (a running job pod that will finish).
+func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) {
+	obj, exists, err := a.informer.GetIndexer().GetByKey(key)
+	if err != nil {
+		return 0, err
+	}
+	if !exists {
+		// Deleted behind our back (force delete): release its claims.
+		a.mu.Lock()
+		st := a.pods[key]
+		a.mu.Unlock()
+		if st != nil {
+			if err := a.unprepare(ctx, st); err != nil {
+				return 0, err
+			}
+			a.forget(key)
+		}
+		return 0, nil
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pod))
+	ctx = klog.NewContext(ctx, logger)
+
+	st, stale := a.state(key, pod.UID)
+	if stale != nil {
+		if err := a.unprepare(ctx, stale); err != nil {
+			return 0, err
+		}
+	}
+	if st == nil {
+		st = &podState{pod: pod}
+		a.remember(key, st)
+	}
+	st.pod = pod
+
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return 0, a.terminate(ctx, key, st)
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		st.finished = true
+		return 0, a.unprepare(ctx, st)
+	case !st.prepared:
+		return a.start(ctx, st)
+	case runsToCompletion(pod) && a.cfg.RunDuration > 0:
+		if left := time.Until(st.startedAt.Add(a.cfg.RunDuration)); left > 0 {
+			return left, nil
+		}
+		return 0, a.finish(ctx, st)
+	}
+	return 0, nil
+}
+
+// start prepares the pod's claims (kubelet: before creating the sandbox),
+// resolves every container's CDI devices, records the edits and reports the
+// containers Running.
+func (a *Agent) start(ctx context.Context, st *podState) (time.Duration, error) {
+	pod := st.pod
+	if err := a.dra.PrepareResources(ctx, pod); err != nil {
+		msg := fmt.Sprintf("prepare dynamic resources: %v", err)
+		_ = a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return waitingStatus(p, "ContainerCreating", msg) })
+		return 0, fmt.Errorf("%s", msg)
+	}
+	st.prepared = true
+	edits := map[string]ContainerEdits{}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		info, err := a.dra.GetResources(pod, c)
+		if err != nil {
+			return 0, fmt.Errorf("container %s: CDI devices: %w", c.Name, err)
+		}
+		var ids []string
+		for _, d := range info.CDIDevices {
+			ids = append(ids, d.Name)
+		}
+		e, err := ResolveCDI(a.cfg.Paths.CDI, ids)
+		if err != nil {
+			msg := fmt.Sprintf("container %s: %v", c.Name, err)
+			_ = a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return waitingStatus(p, "CreateContainerError", msg) })
+			return 0, fmt.Errorf("%s", msg)
+		}
+		edits[c.Name] = e
+	}
+	if err := a.recordEdits(ctx, pod, edits); err != nil {
+		return 0, err
+	}
+	st.startedAt = time.Now()
+	startedAt := metav1.NewTime(st.startedAt)
+	if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return runningStatus(p, a.nodeIP, startedAt) }); err != nil {
+		return 0, err
+	}
+	klog.FromContext(ctx).V(2).Info("Pod running", "containers", len(edits))
+	if runsToCompletion(pod) && a.cfg.RunDuration > 0 {
+		return a.cfg.RunDuration, nil
+	}
+	return 0, nil
+}
+
+// finish ends a job pod's containers with exit code 0 and releases its claims.
+func (a *Agent) finish(ctx context.Context, st *podState) error {
+	now := metav1.Now()
+	if err := a.updateStatus(ctx, st.pod, func(p *corev1.Pod) corev1.PodStatus { return terminatedStatus(p, 0, "Completed", now) }); err != nil {
+		return err
+	}
+	st.finished = true
+	return a.unprepare(ctx, st)
+}
+
+// terminate handles a pod being deleted: containers stop, claims are
+// unprepared, then the pod object is removed (grace period 0, UID
+// precondition), which is the kubelet's last step.
+func (a *Agent) terminate(ctx context.Context, key string, st *podState) error {
+	pod := st.pod
+	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed && st.prepared {
+		now := metav1.Now()
+		if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus {
+			s := terminatedStatus(p, 137, "Error", now)
+			// A deleted pod keeps its phase until it is gone, like the kubelet
+			// reports containers killed on deletion.
+			s.Phase = p.Status.Phase
+			return s
+		}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	st.finished = true
+	if err := a.unprepare(ctx, st); err != nil {
+		return err
+	}
+	err := a.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: new(int64),
+		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("finish deletion: %w", err)
+	}
+	a.forget(key)
+	klog.FromContext(ctx).V(2).Info("Pod terminated")
+	return nil
+}
+
+func (a *Agent) unprepare(ctx context.Context, st *podState) error {
+	if !st.prepared {
+		return nil
+	}
+	if err := a.dra.UnprepareResources(ctx, st.pod); err != nil {
+		return fmt.Errorf("unprepare dynamic resources: %w", err)
+	}
+	st.prepared = false
+	return nil
+}
+
+// recordEdits stores the containers' CDI edits in CDIEditsAnnotation.
+func (a *Agent) recordEdits(ctx context.Context, pod *corev1.Pod, edits map[string]ContainerEdits) error {
+	raw, err := json.Marshal(edits)
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{
+			"uid":         pod.UID,
+			"annotations": map[string]string{CDIEditsAnnotation: string(raw)},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = a.cfg.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("record CDI edits: %w", err)
+	}
+	return nil
+}
+
+// updateStatus writes the status computed from the latest pod, retrying on
+// conflicts.
+func (a *Agent) updateStatus(ctx context.Context, pod *corev1.Pod, status func(*corev1.Pod) corev1.PodStatus) error {
+	pods := a.cfg.Client.CoreV1().Pods(pod.Namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		latest, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if latest.UID != pod.UID {
+			return apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+		}
+		latest.Status = status(latest)
+		_, err = pods.UpdateStatus(ctx, latest, metav1.UpdateOptions{})
+		return err
+	})
+}

@@ -1,0 +1,153 @@
+package simcluster
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Label keys set on simulated nodes.
+const (
+	// CliqueLabel is the NVLink clique of the node ("<clusterUUID>.<cliqueId>").
+	CliqueLabel = "nvidia.com/gpu.clique"
+	// ProfileLabel names the simulated GPU profile of the node.
+	ProfileLabel = "simcluster.computedomain-operator.io/gpu-profile"
+	// RackLabel is the rack index of a rack node.
+	RackLabel = "simcluster.computedomain-operator.io/rack"
+)
+
+// NodePool is a number of nodes of one profile outside the racks.
+type NodePool struct {
+	Profile string
+	Count   int
+}
+
+// Topology is the shape of the simulated cluster.
+type Topology struct {
+	// Profile of the rack nodes (default gb200-nvl72).
+	Profile string
+	// Racks × NodesPerRack rack nodes; every rack is one NVLink clique when
+	// the profile has multi-node NVLink.
+	Racks        int
+	NodesPerRack int
+	// Extra nodes outside the racks.
+	Extra []NodePool
+}
+
+// NodeSpec is one simulated node.
+type NodeSpec struct {
+	Name    string
+	Profile GPUProfile
+	// IP is a unique loopback address 127.0.x.y.
+	IP string
+	// Rack is the rack index, -1 for extra nodes.
+	Rack int
+	// CliqueID is "<clusterUUID>.<cliqueId>" or empty without multi-node NVLink.
+	CliqueID string
+	Labels   map[string]string
+}
+
+// ParseNodePools parses "hgx-h100-8:4,a100-40gb-mig:2".
+func ParseNodePools(s string) ([]NodePool, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	var pools []NodePool
+	for _, item := range strings.Split(s, ",") {
+		profile, count, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok {
+			return nil, fmt.Errorf("--extra item %q: want <profile>:<count>, profile one of %s", item, strings.Join(ProfileNames(), ", "))
+		}
+		if !isKnownProfile(profile) {
+			return nil, fmt.Errorf("--extra item %q: unknown profile %q, allowed values are %s", item, profile, strings.Join(ProfileNames(), ", "))
+		}
+		n, err := strconv.Atoi(count)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--extra item %q: count must be a positive integer", item)
+		}
+		pools = append(pools, NodePool{Profile: profile, Count: n})
+	}
+	return pools, nil
+}
+
+// Validate names the first invalid field with its allowed values.
+func (t Topology) Validate() error {
+	if !isKnownProfile(t.Profile) {
+		return fmt.Errorf("profile %q is unknown: allowed values are %s", t.Profile, strings.Join(ProfileNames(), ", "))
+	}
+	if t.Racks < 0 || t.NodesPerRack < 0 {
+		return fmt.Errorf("racks (%d) and nodes-per-rack (%d) must be >= 0", t.Racks, t.NodesPerRack)
+	}
+	if p := profiles[t.Profile]; p.MultiNodeNVLink && t.NodesPerRack > 18 {
+		return fmt.Errorf("nodes-per-rack %d exceeds 18, the compute trays of one NVL72 rack", t.NodesPerRack)
+	}
+	total := t.Racks * t.NodesPerRack
+	for _, pool := range t.Extra {
+		if !isKnownProfile(pool.Profile) {
+			return fmt.Errorf("extra profile %q is unknown: allowed values are %s", pool.Profile, strings.Join(ProfileNames(), ", "))
+		}
+		if pool.Count < 1 {
+			return fmt.Errorf("extra pool %q: count must be >= 1", pool.Profile)
+		}
+		total += pool.Count
+	}
+	if total == 0 {
+		return fmt.Errorf("the topology has no nodes: set racks and nodes-per-rack, or extra")
+	}
+	if total > 250*250 {
+		return fmt.Errorf("the topology has %d nodes, more than the %d loopback addresses", total, 250*250)
+	}
+	return nil
+}
+
+// Nodes lays the topology out: rack nodes first, then the extra pools.
+func (t Topology) Nodes() []NodeSpec {
+	var nodes []NodeSpec
+	add := func(name string, p GPUProfile, rack int, clique string) {
+		i := len(nodes)
+		labels := map[string]string{
+			"kubernetes.io/hostname": name,
+			"kubernetes.io/os":       "linux",
+			"kubernetes.io/arch":     "amd64",
+			ProfileLabel:             p.Name,
+		}
+		if rack >= 0 {
+			labels[RackLabel] = strconv.Itoa(rack)
+		}
+		if clique != "" {
+			labels[CliqueLabel] = clique
+		}
+		nodes = append(nodes, NodeSpec{
+			Name: name, Profile: p, Rack: rack, CliqueID: clique, Labels: labels,
+			IP: fmt.Sprintf("127.0.%d.%d", 1+i/250, 1+i%250),
+		})
+	}
+	rackProfile := profiles[t.Profile]
+	for r := 0; r < t.Racks; r++ {
+		clique := ""
+		if rackProfile.MultiNodeNVLink {
+			clique = RackCliqueID(r)
+		}
+		for n := 0; n < t.NodesPerRack; n++ {
+			add(fmt.Sprintf("%s-r%d-n%02d", rackProfile.ShortName, r, n), rackProfile, r, clique)
+		}
+	}
+	next := map[string]int{}
+	for _, pool := range t.Extra {
+		p := profiles[pool.Profile]
+		for range pool.Count {
+			add(fmt.Sprintf("%s-%d", p.ShortName, next[p.ShortName]), p, -1, "")
+			next[p.ShortName]++
+		}
+	}
+	return nodes
+}
+
+// RackCliqueID is the deterministic clique of rack r: a cluster UUID derived
+// from the rack index and clique ID 1 ("<clusterUUID>.1").
+func RackCliqueID(rack int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("simcluster-rack-%d", rack)))
+	return fmt.Sprintf("%x-%x-%x-%x-%x.1", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+}

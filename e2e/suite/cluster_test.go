@@ -1,0 +1,81 @@
+package suite
+
+import (
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+)
+
+var _ = Describe("The GPU cluster", func() {
+	It("has the GPU DeviceClasses and a ResourceSlice for every GPU node", func(ctx SpecContext) {
+		for _, class := range []string{"gpu.nvidia.com", "mig.nvidia.com"} {
+			_, err := env.client.ResourceV1().DeviceClasses().Get(ctx, class, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred(), "DeviceClass %s", class)
+		}
+		slices, err := env.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		withDevices := map[string]bool{}
+		for _, s := range slices.Items {
+			if s.Spec.Driver == "gpu.nvidia.com" && s.Spec.NodeName != nil && len(s.Spec.Devices) > 0 {
+				withDevices[*s.Spec.NodeName] = true
+			}
+		}
+		Expect(withDevices).NotTo(BeEmpty())
+
+		requireSimulated("the simulated topology")
+		for _, n := range env.sim.Nodes() {
+			Expect(withDevices).To(HaveKey(n.Name))
+			node, err := env.client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(node.Labels[simcluster.CliqueLabel]).To(Equal(n.CliqueID), "node %s clique label", n.Name)
+		}
+	})
+})
+
+var _ = Describe("A node whose agent stops", Serial, func() {
+	It("becomes NotReady and tainted unreachable through the node lifecycle controller", func(ctx SpecContext) {
+		requireSimulated("stopping a node agent")
+		// A GB200 rack node: the H100 and A100 nodes serve other specs.
+		var victim string
+		for _, n := range env.sim.Nodes() {
+			if n.Rack >= 0 {
+				victim = n.Name
+			}
+		}
+		Expect(victim).NotTo(BeEmpty())
+		By("cordoning " + victim + " so that no other spec lands on it")
+		_, err := env.client.CoreV1().Nodes().Patch(ctx, victim, types.MergePatchType,
+			[]byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		node, err := env.client.CoreV1().Nodes().Get(ctx, victim, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(readyStatus(node)).To(Equal(corev1.ConditionTrue))
+
+		By("stopping the node agent of " + victim)
+		Expect(env.sim.StopNodeAgent(victim)).To(Succeed())
+
+		Eventually(ctx, func(g Gomega) {
+			node, err := env.client.CoreV1().Nodes().Get(ctx, victim, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(readyStatus(node)).To(Equal(corev1.ConditionUnknown))
+			g.Expect(slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+				return t.Key == corev1.TaintNodeUnreachable
+			})).To(BeTrue(), "taints %v", node.Spec.Taints)
+		}).WithTimeout(nodeNotReadyTimeout).Should(Succeed())
+	})
+})
+
+func readyStatus(node *corev1.Node) corev1.ConditionStatus {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}

@@ -1,0 +1,94 @@
+package suite
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+)
+
+var _ = Describe("A pod with a GPU claim", func() {
+	It("reaches Running with the allocated GPU's CDI edits in its container", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		createFixture(ctx, ns, "demo/gpu-claim.yaml")
+		pod := runningPod(ctx, ns, "gpu-pod")
+
+		devices, err := simcluster.PodDevices(ctx, env.client, pod)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(devices).To(HaveLen(1))
+		Expect(devices[0].StringAttribute("type")).To(Equal("gpu"))
+		Expect(devices[0].Pool).To(Equal(pod.Spec.NodeName), "the device comes from the pod's node")
+
+		requireSimulated("recorded CDI edits")
+		edits, err := nodeagent.DecodeCDIEdits(pod.Annotations)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(edits).To(HaveKey("ctr"))
+		Expect(edits["ctr"].Env).To(ContainElement("NVIDIA_VISIBLE_DEVICES=" + devices[0].StringAttribute("uuid")))
+		Expect(edits["ctr"].DeviceNodes).NotTo(BeEmpty())
+	})
+
+	It("unprepares its claim when deleted: the node keeps no CDI spec or checkpoint entry for it", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		createFixture(ctx, ns, "demo/gpu-claim.yaml")
+		pod := runningPod(ctx, ns, "gpu-pod")
+		devices, err := simcluster.PodDevices(ctx, env.client, pod)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(devices).To(HaveLen(1))
+		claimUID := devices[0].ClaimUID
+		if env.sim != nil {
+			traces, err := env.sim.ClaimTraces(pod.Spec.NodeName, claimUID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(traces).NotTo(BeEmpty(), "a prepared claim leaves a CDI spec and checkpoint entries")
+		}
+
+		Expect(env.client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{})).To(Succeed())
+		Eventually(ctx, func() bool {
+			_, err := env.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithTimeout(podDeleteTimeout).Should(BeTrue(), "the pod finishes terminating")
+		Eventually(ctx, func() bool {
+			_, err := env.client.ResourceV1().ResourceClaims(ns).Get(ctx, devices[0].Claim, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}).WithTimeout(podDeleteTimeout).Should(BeTrue(), "the generated claim is deleted with its pod")
+
+		requireSimulated("the node's CDI directory and checkpoints")
+		Eventually(ctx, func() ([]string, error) {
+			return env.sim.ClaimTraces(pod.Spec.NodeName, claimUID)
+		}).WithTimeout(podDeleteTimeout).WithPolling(50 * time.Millisecond).Should(BeEmpty())
+	})
+})
+
+var _ = Describe("A pod with two MIG devices constrained to one parent GPU", func() {
+	It("gets two MIG devices of the same physical GPU", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		createFixture(ctx, ns, "demo/mig-claim.yaml")
+		pod := runningPod(ctx, ns, "mig-pod")
+
+		devices, err := simcluster.PodDevices(ctx, env.client, pod)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(devices).To(HaveLen(2))
+		parent := devices[0].StringAttribute("parentUUID")
+		Expect(parent).NotTo(BeEmpty())
+		Expect(devices[1].StringAttribute("parentUUID")).To(Equal(parent))
+		Expect([]string{devices[0].StringAttribute("profile"), devices[1].StringAttribute("profile")}).
+			To(ConsistOf("1g.5gb", "2g.10gb"))
+	})
+})
+
+var _ = Describe("A Job of GPU pods", func() {
+	It("runs its pods to completion and succeeds", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		createFixture(ctx, ns, "demo/gpu-job.yaml")
+		Eventually(ctx, func(g Gomega) {
+			job, err := env.client.BatchV1().Jobs(ns).Get(ctx, "gpu-job", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(job.Status.Failed).To(BeZero())
+			g.Expect(job.Status.Succeeded).To(BeEquivalentTo(2))
+		}).WithTimeout(jobTimeout).Should(Succeed())
+	})
+})

@@ -1,0 +1,116 @@
+package suite
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+)
+
+// Named timeouts of the suite.
+const (
+	clusterStartTimeout = 3 * time.Minute
+	podStartTimeout     = time.Minute
+	podDeleteTimeout    = time.Minute
+	jobTimeout          = 2 * time.Minute
+	// nodeNotReadyTimeout covers the simulated node-monitor grace period
+	// plus the controller's monitor period.
+	nodeNotReadyTimeout = time.Minute
+	simGracePeriod      = 8 * time.Second
+)
+
+// testEnv is the cluster under test.
+type testEnv struct {
+	client     kubernetes.Interface
+	restConfig *rest.Config
+	applier    *simcluster.Applier
+	repoRoot   string
+	// sim is the simulated cluster; nil against E2E_KUBECONFIG.
+	sim *simcluster.Cluster
+}
+
+var env testEnv
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "computedomain-operator e2e")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	env.repoRoot, err = simcluster.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	if path := os.Getenv("E2E_KUBECONFIG"); path != "" {
+		By("using the cluster of E2E_KUBECONFIG " + path)
+		env.restConfig, err = clientcmd.BuildConfigFromFlags("", path)
+		Expect(err).NotTo(HaveOccurred())
+	} else {
+		By("starting a simulated cluster: 1 GB200 rack of 4 nodes, 1 H100 node, 1 A100 MIG node")
+		startCtx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
+		defer cancel()
+		env.sim, err = simcluster.Start(startCtx, simcluster.Config{
+			Topology: simcluster.Topology{
+				Profile: "gb200-nvl72", Racks: 1, NodesPerRack: 4,
+				Extra: []simcluster.NodePool{{Profile: "hgx-h100-8", Count: 1}, {Profile: "a100-40gb-mig", Count: 1}},
+			},
+			NodeMonitorGracePeriod: simGracePeriod,
+			RunDuration:            2 * time.Second,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(env.sim.Stop)
+		env.restConfig = env.sim.RESTConfig()
+	}
+	env.client, err = kubernetes.NewForConfig(env.restConfig)
+	Expect(err).NotTo(HaveOccurred())
+	env.applier, err = simcluster.NewApplier(env.restConfig)
+	Expect(err).NotTo(HaveOccurred())
+}, NodeTimeout(clusterStartTimeout+30*time.Second))
+
+// requireSimulated skips a check that needs the simulated node agent's
+// internals (host-root files, recorded CDI edits, stopping a kubelet), which
+// a real cluster does not expose.
+func requireSimulated(what string) {
+	if env.sim == nil {
+		Skip("node-agent internals (" + what + ") are only observable in the simulated cluster")
+	}
+}
+
+// newNamespace creates a namespace for one spec and deletes it afterwards.
+func newNamespace(ctx context.Context) string {
+	ns, err := env.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		_ = env.client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+	})
+	return ns.Name
+}
+
+// createFixture creates the objects of a demo manifest in ns.
+func createFixture(ctx context.Context, ns, manifest string) {
+	_, err := env.applier.CreateFromFile(ctx, ns, env.repoRoot+"/"+manifest)
+	Expect(err).NotTo(HaveOccurred(), "create %s", manifest)
+}
+
+// runningPod waits for a pod to be Running and returns it.
+func runningPod(ctx context.Context, ns, name string) *corev1.Pod {
+	var pod *corev1.Pod
+	Eventually(ctx, func(g Gomega) {
+		var err error
+		pod, err = env.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "pod %s/%s conditions %v", ns, name, pod.Status.Conditions)
+	}).WithTimeout(podStartTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+	return pod
+}
