@@ -39,6 +39,9 @@ type PreparedDevice struct {
 	Pool         string   `json:"pool"`
 	Device       string   `json:"device"`
 	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
+	// AdminAccess marks a device prepared for monitoring next to its owner
+	// (DRA admin access): it does not own the device.
+	AdminAccess bool `json:"adminAccess,omitempty"`
 	// Data is driver-specific state needed to undo the preparation (for
 	// example the MIG instance created for a partitionable device).
 	Data json.RawMessage `json:"data,omitempty"`
@@ -50,7 +53,7 @@ func New(bootID string) Checkpoint {
 }
 
 // DeviceOwner returns the UID of the claim (other than exceptUID) that holds the
-// device, in any state.
+// device, in any state. Admin-access entries do not own a device.
 func (c Checkpoint) DeviceOwner(pool, device, exceptUID string) (string, bool) {
 	uids := make([]string, 0, len(c.Claims))
 	for uid := range c.Claims {
@@ -62,7 +65,7 @@ func (c Checkpoint) DeviceOwner(pool, device, exceptUID string) (string, bool) {
 			continue
 		}
 		for _, d := range c.Claims[uid].Devices {
-			if d.Pool == pool && d.Device == device {
+			if d.Pool == pool && d.Device == device && !d.AdminAccess {
 				return uid, true
 			}
 		}
@@ -82,6 +85,7 @@ func (c Checkpoint) Clone() Checkpoint {
 				Pool:         d.Pool,
 				Device:       d.Device,
 				CDIDeviceIDs: slices.Clone(d.CDIDeviceIDs),
+				AdminAccess:  d.AdminAccess,
 				Data:         slices.Clone(d.Data),
 			}
 		}

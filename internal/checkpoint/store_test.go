@@ -22,6 +22,9 @@ func sampleCheckpoint(bootID string) Checkpoint {
 			"uid-b": {Namespace: "ns", Name: "b", Status: PrepareStarted, Devices: []PreparedDevice{
 				{Pool: "node-1", Device: "gpu-1-mig-1g10gb-19-0", Data: json.RawMessage(`{"gi":3,"ci":0}`)},
 			}},
+			"uid-monitor": {Namespace: "ns", Name: "monitor", Status: PrepareCompleted, Devices: []PreparedDevice{
+				{Pool: "node-1", Device: "gpu-5", AdminAccess: true},
+			}},
 		},
 	}
 }
@@ -91,7 +94,7 @@ func TestLoad(t *testing.T) {
 				}
 			},
 			want:       New("boot-now"),
-			wantResult: LoadResult{Found: true, DiscardedBootID: "boot-before", DiscardedClaims: 2},
+			wantResult: LoadResult{Found: true, DiscardedBootID: "boot-before", DiscardedClaims: 3},
 		},
 		"a v1 file is converted: claims completed, adopted by this boot": {
 			setup: func(t *testing.T, path string) { writeEnvelope(t, path, V1, v1Payload) },
@@ -220,6 +223,7 @@ func TestDeviceOwner(t *testing.T) {
 		"the asking claim itself is not an owner": {pool: "node-1", device: "gpu-0", except: "uid-a"},
 		"a free device has no owner":              {pool: "node-1", device: "gpu-7"},
 		"the same name in another pool is free":   {pool: "node-2", device: "gpu-0"},
+		"an admin-access claim owns nothing":      {pool: "node-1", device: "gpu-5"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
@@ -166,6 +167,13 @@ func (b *claimBuilder) device(request, device string) *claimBuilder {
 	b.c.Status.Allocation.Devices.Results = append(b.c.Status.Allocation.Devices.Results, resourceapi.DeviceRequestAllocationResult{
 		Request: request, Driver: testDriver, Pool: testNode, Device: device,
 	})
+	return b
+}
+
+// adminAccess marks the last added device as allocated with admin access.
+func (b *claimBuilder) adminAccess() *claimBuilder {
+	results := b.c.Status.Allocation.Devices.Results
+	results[len(results)-1].AdminAccess = ptr.To(true)
 	return b
 }
 

@@ -41,8 +41,11 @@ type deviceData struct {
 
 // preparedDevice is a device being prepared.
 type preparedDevice struct {
-	Name        string
-	Requests    []string
+	Name     string
+	Requests []string
+	// AdminAccess devices are prepared for monitoring next to their owner:
+	// no ownership, no NVML changes.
+	AdminAccess bool
 	ParentMinor int
 	Data        deviceData
 	SharingEnv  []string
@@ -95,6 +98,10 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	if err != nil {
 		return nil, err
 	}
+	if len(devices) == 0 {
+		// Nothing of this driver in the claim.
+		return []kubeletplugin.Device{}, nil
+	}
 	// Record the intent before any side effect.
 	state := checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted}
 	for _, p := range devices {
@@ -145,7 +152,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 
 func checkpointDevice(pool string, p preparedDevice, cdiIDs []string) checkpoint.PreparedDevice {
 	data, _ := json.Marshal(p.Data)
-	return checkpoint.PreparedDevice{Requests: p.Requests, Pool: pool, Device: p.Name, CDIDeviceIDs: cdiIDs, Data: data}
+	return checkpoint.PreparedDevice{Requests: p.Requests, Pool: pool, Device: p.Name, CDIDeviceIDs: cdiIDs, AdminAccess: p.AdminAccess, Data: data}
 }
 
 func (d *Driver) resultFromState(cs checkpoint.ClaimState) []kubeletplugin.Device {
@@ -180,12 +187,17 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 			devices[i].Requests = append(devices[i].Requests, r.Request)
 			continue
 		}
-		if owner, taken := d.state.DeviceOwner(r.Pool, r.Device, string(claim.UID)); taken {
+		admin := r.AdminAccess != nil && *r.AdminAccess
+		if owner, taken := d.state.DeviceOwner(r.Pool, r.Device, string(claim.UID)); taken && !admin {
 			return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s is already prepared for claim %s", r.Device, owner)}
 		}
 		p, err := d.planDevice(r.Device)
 		if err != nil {
 			return nil, &prepareError{reason: reasonInvalid, err: err}
+		}
+		p.AdminAccess = admin
+		if admin && p.partition != nil {
+			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s: admin access to a partitionable MIG device is not supported (it only exists while its owner holds it)", r.Device)}
 		}
 		if p.partition != nil {
 			// Two partitions of one GPU whose memory slices overlap cannot
@@ -198,6 +210,10 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 		cfg, err := resolveConfig(d.cfg.DriverName, alloc.Config, r, p.Data.Type)
 		if err != nil {
 			return nil, &prepareError{reason: reasonConfig, err: err}
+		}
+		if admin {
+			// A monitor must not change how the owner shares the device.
+			cfg, _ = apiv1beta1.DefaultConfig(p.Data.Type)
 		}
 		p.config = cfg
 		index[r.Device] = len(devices)
@@ -261,7 +277,7 @@ func (d *Driver) overlappingPartition(p preparedDevice, claimUID string, pending
 			continue
 		}
 		for _, dev := range cs.Devices {
-			if overlaps(dev.Device) {
+			if overlaps(dev.Device) && !dev.AdminAccess {
 				return dev.Device, true
 			}
 		}

@@ -332,3 +332,37 @@ func TestCorruptCheckpointStopsStart(t *testing.T) {
 		t.Errorf("start with a corrupt checkpoint: %v, want ErrCorrupt", err)
 	}
 }
+
+func TestAdminAccessDoesNotOwnTheDevice(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	if _, err := prepareOne(t, d, makeClaim("owner", "uid-owner").device("gpu", "gpu-6").obj()); err != nil {
+		t.Fatal(err)
+	}
+	monitor := makeClaim("monitor", "uid-mon").device("gpu", "gpu-6").adminAccess().
+		config(resourceapi.AllocationConfigSourceClaim, tsShort).obj()
+	if _, err := prepareOne(t, d, monitor); err != nil {
+		t.Fatalf("admin access next to the owner: %v", err)
+	}
+	if got, _ := e.lib.TimeSlice(6); got.String() != "Default" {
+		t.Errorf("a monitor changed the owner's time slice to %v", got)
+	}
+	unprepare(t, d, "uid-owner")
+	if _, err := prepareOne(t, d, makeClaim("next", "uid-next").device("gpu", "gpu-6").obj()); err != nil {
+		t.Errorf("a new owner while the monitor holds the device: %v", err)
+	}
+}
+
+func TestClaimWithoutDevicesOfThisDriver(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	claim := makeClaim("other", "uid-o").obj()
+	claim.Status.Allocation.Devices.Results = []resourceapi.DeviceRequestAllocationResult{{Request: "ch", Driver: "compute-domain.nvidia.com", Pool: testNode, Device: "channel-0"}}
+	ids, err := prepareOne(t, d, claim)
+	if err != nil || len(ids) != 0 {
+		t.Errorf("prepare = %v, %v; want nothing and no error", ids, err)
+	}
+	if n := len(loadState(t, e).Claims); n != 0 {
+		t.Errorf("%d claims recorded", n)
+	}
+}
