@@ -60,6 +60,8 @@ type Deps struct {
 	Domains    DomainLookup
 	Labeler    NodeLabeler
 	Clock      clock.WithTicker
+	// Metrics may be nil: then nothing is registered.
+	Metrics *Metrics
 }
 
 // Driver is the compute-domain.nvidia.com kubeletplugin.DRAPlugin.
@@ -71,6 +73,7 @@ type Driver struct {
 	domains DomainLookup
 	labeler NodeLabeler
 	clock   clock.WithTicker
+	metrics *Metrics
 	sync    chan struct{}
 
 	mu    sync.Mutex
@@ -109,6 +112,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
 	}
+	if deps.Metrics == nil {
+		deps.Metrics = NewMetrics(nil)
+	}
 	var errs []error
 	if cfg.NodeName == "" {
 		errs = append(errs, errors.New("node name must not be empty"))
@@ -130,7 +136,7 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	d := &Driver{
 		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, store: deps.Checkpoint,
-		domains: deps.Domains, labeler: deps.Labeler, clock: deps.Clock,
+		domains: deps.Domains, labeler: deps.Labeler, clock: deps.Clock, metrics: deps.Metrics,
 		sync: make(chan struct{}, 1), labeled: map[types.UID]bool{},
 	}
 	state, res, err := d.store.Load()
@@ -144,6 +150,7 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 		}
 	}
 	d.state = state
+	d.updateClaimMetrics()
 	return d, nil
 }
 
@@ -211,7 +218,26 @@ func (d *Driver) saveClaim(uid string, cs checkpoint.ClaimState) error {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
 	d.state = next
+	d.updateClaimMetrics()
 	return nil
+}
+
+// updateClaimMetrics sets the claims gauge from the checkpoint. Callers hold d.mu.
+func (d *Driver) updateClaimMetrics() {
+	counts := map[[2]string]int{}
+	for _, kind := range []string{"channel", "daemon"} {
+		for _, st := range []string{string(checkpoint.PrepareStarted), string(checkpoint.PrepareCompleted)} {
+			counts[[2]string{kind, st}] = 0
+		}
+	}
+	for _, cs := range d.state.Claims {
+		if data, ok := claimData(cs.Devices); ok {
+			counts[[2]string{data.Kind, string(cs.Status)}]++
+		}
+	}
+	for k, n := range counts {
+		d.metrics.claims.WithLabelValues(k[0], k[1]).Set(float64(n))
+	}
 }
 
 func (d *Driver) deleteClaim(uid string) error {
@@ -224,6 +250,7 @@ func (d *Driver) deleteClaim(uid string) error {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
 	d.state = next
+	d.updateClaimMetrics()
 	return nil
 }
 

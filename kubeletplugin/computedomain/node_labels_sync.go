@@ -22,6 +22,7 @@ func (d *Driver) ensureLabel(ctx context.Context, uid types.UID) error {
 }
 
 func (d *Driver) setLabels(ctx context.Context, labels map[types.UID]bool) error {
+	d.metrics.labelWrites.Inc()
 	if err := d.labeler.SetDomainLabels(ctx, labels); err != nil {
 		return err
 	}

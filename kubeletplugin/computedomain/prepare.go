@@ -25,7 +25,13 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 	defer d.mu.Unlock()
 	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
 	for _, claim := range claims {
+		start := d.clock.Now()
 		devices, err := d.prepareClaim(ctx, claim)
+		kind := ""
+		if data, ok := claimData(d.state.Claims[string(claim.UID)].Devices); ok {
+			kind = data.Kind
+		}
+		d.metrics.observePrepare(kind, d.clock.Since(start), err)
 		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
 	}
 	return out, nil

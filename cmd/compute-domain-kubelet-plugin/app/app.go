@@ -1,0 +1,203 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
+	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
+)
+
+// Run parses args and runs the plugin until ctx ends. A logger in ctx (the
+// simulated cluster's) is used as is; otherwise the plugin logs to stderr
+// with the -v/--vmodule flags.
+func Run(ctx context.Context, args []string) error {
+	return run(ctx, args, os.LookupEnv, nil)
+}
+
+// RunWithConfig is Run for callers that already hold a client config (the
+// simulated cluster); a --kubeconfig flag is ignored. env replaces the
+// process environment (nil: none).
+func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	return run(ctx, args, lookup, func(*options) (*cluster, error) { return clusterFromConfig(rest.CopyConfig(restConfig)) })
+}
+
+// cluster is the plugin's view of the API: a clientset for the node label
+// and the kubelet helper, and the ComputeDomains from a local cache.
+type cluster struct {
+	kube    kubernetes.Interface
+	domains computedomain.DomainLookup
+	// start starts the domain cache, with onDelete called for every deleted
+	// domain, and returns once it is synced.
+	start func(ctx context.Context, onDelete func()) error
+}
+
+type clusterFactory func(*options) (*cluster, error)
+
+func run(ctx context.Context, args []string, lookup func(string) (string, bool), newCluster clusterFactory) error {
+	o, err := parse(args, lookup)
+	if err != nil {
+		return err
+	}
+	logger, err := logr.FromContext(ctx)
+	if err != nil {
+		logger = textlogger.NewLogger(o.logConfig)
+	}
+	logger = logger.WithName("compute-domain-kubelet-plugin").WithValues("node", o.nodeName)
+	ctx = klog.NewContext(ctx, logger)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	root := hostroot.New(o.hostRoot)
+	o.nvml.HostRoot = root
+	lib, err := backend.Open(ctx, o.nvml)
+	if err != nil {
+		return err
+	}
+	clique, err := nvml.NodeCliqueID(lib)
+	lib.Shutdown()
+	if err != nil {
+		// A fabric still registering or GPUs that disagree: publishing a
+		// wrong clique would hand out channels across racks.
+		return fmt.Errorf("read the node's NVLink clique: %w", err)
+	}
+	if newCluster == nil {
+		newCluster = clusterFromKubeconfig
+	}
+	c, err := newCluster(o)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, o, root, clique, c)
+}
+
+func clusterFromKubeconfig(o *options) (*cluster, error) {
+	if o.kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig is empty and the in-cluster config is unavailable: %w", err)
+		}
+		return clusterFromConfig(cfg)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", o.kubeconfig, err)
+	}
+	return clusterFromConfig(cfg)
+}
+
+// clusterFromConfig builds the clientset and a cache of every ComputeDomain,
+// indexed by UID.
+func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	domains, err := cache.New(cfg, cache.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("ComputeDomain cache: %w", err)
+	}
+	start := func(ctx context.Context, onDelete func()) error {
+		if err := domains.IndexField(ctx, &v1beta1.ComputeDomain{}, computedomain.DomainUIDIndex, computedomain.IndexDomainUID); err != nil {
+			return fmt.Errorf("ComputeDomain cache: %w", err)
+		}
+		informer, err := domains.GetInformer(ctx, &v1beta1.ComputeDomain{})
+		if err != nil {
+			return fmt.Errorf("ComputeDomain cache: %w", err)
+		}
+		if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { onDelete() }}); err != nil {
+			return fmt.Errorf("ComputeDomain cache: %w", err)
+		}
+		go func() {
+			if err := domains.Start(ctx); err != nil {
+				klog.FromContext(ctx).Error(err, "ComputeDomain cache stopped")
+			}
+		}()
+		if !domains.WaitForCacheSync(ctx) {
+			return fmt.Errorf("ComputeDomain cache did not sync: %w", ctx.Err())
+		}
+		return nil
+	}
+	return &cluster{kube: kube, domains: computedomain.CachedDomains{Reader: domains}, start: start}, nil
+}
+
+// serve runs the plugin: domain cache, driver, kubelet registration,
+// publishing, label sync, metrics.
+func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c *cluster) error {
+	logger := klog.FromContext(ctx)
+	bootID, err := root.BootID()
+	if err != nil {
+		return fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
+	}
+	writer, err := cdi.NewWriter(o.cdiRoot, o.driverName)
+	if err != nil {
+		return fmt.Errorf("--cdi-root: %w", err)
+	}
+	dopts := o.drapluginOptions()
+	dopts.KubeClient = c.kube
+	registry := prometheus.NewRegistry()
+	driver, err := computedomain.NewDriver(ctx, computedomain.Config{
+		DriverName: o.driverName, NodeName: o.nodeName, CliqueID: clique,
+		ChannelSlots: o.channelSlots, DaemonSlots: o.daemonSlots,
+		HostRoot: o.hostRoot, DomainConfigRoot: filepath.Join(dopts.PluginDataDir(), "domains"),
+	}, computedomain.Deps{
+		CDI:        writer,
+		Checkpoint: checkpoint.NewStore(filepath.Join(dopts.PluginDataDir(), "checkpoint.json"), bootID),
+		Domains:    c.domains,
+		Labeler:    computedomain.ClientNodeLabeler{Client: c.kube, NodeName: o.nodeName},
+		Metrics:    computedomain.NewMetrics(registry),
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.start(ctx, driver.TriggerLabelSync); err != nil {
+		return err
+	}
+
+	if o.metricsAddress != "" {
+		addr, err := draplugin.ServeMetrics(ctx, o.metricsAddress, registry)
+		if err != nil {
+			return fmt.Errorf("--metrics-address: %w", err)
+		}
+		logger.Info("Serving metrics", "address", addr.String())
+	}
+	helper, err := draplugin.Start(ctx, driver, dopts)
+	if err != nil {
+		return err
+	}
+	defer helper.Stop()
+	if err := driver.SetPublisher(ctx, helper.PublishResources); err != nil {
+		return fmt.Errorf("publish resources: %w", err)
+	}
+	logger.Info("compute-domain kubelet plugin started", "driver", o.driverName, "clique", clique, "channelSlots", o.channelSlots, "daemonSlots", o.daemonSlots)
+	driver.Run(ctx)
+	return nil
+}

@@ -1,0 +1,215 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
+	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+func TestParseRejects(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		wantErr string
+	}{
+		"no node name":           {args: []string{"--nvml=mock", "--nvml-mock-profile=gb200-nvl72"}, wantErr: "--node-name: required"},
+		"a bad driver name":      {args: []string{"--node-name=n", "--driver-name=CD_Driver"}, wantErr: "--driver-name"},
+		"a relative CDI root":    {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: `--cdi-root "cdi": must be an absolute path`},
+		"too many slots":         {args: []string{"--node-name=n", "--channel-slots=120", "--daemon-slots=16"}, wantErr: "together at most 128"},
+		"no channel slots":       {args: []string{"--node-name=n", "--channel-slots=0"}, wantErr: "each at least 1"},
+		"a stray argument":       {args: []string{"--node-name=n", "extra"}, wantErr: "unexpected arguments"},
+		"mock without a profile": {args: []string{"--node-name=n", "--nvml=mock"}, wantErr: "--nvml-mock-profile"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := parse(tc.args, noEnv); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+type staticDomains struct {
+	mu sync.Mutex
+	m  map[types.UID]*v1beta1.ComputeDomain
+}
+
+func (s *staticDomains) DomainByUID(_ context.Context, uid types.UID) (*v1beta1.ComputeDomain, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cd, ok := s.m[uid]; ok {
+		return cd.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
+func dial(t *testing.T, path string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeAsSeenByTheKubelet drives a running plugin the way the kubelet
+// does, over its sockets: a workload claim of a ready domain gets the
+// domain's channel, the node is labelled for the domain, and unprepare
+// removes both.
+func TestServeAsSeenByTheKubelet(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	const node = "tray-1"
+	p, err := mock.LoadProfile("gb200-nvl72")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.MkdirTemp("", "cdkp") // unix socket paths are limited to 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	hostRoot, cdiRoot, reg, plugins := filepath.Join(base, "host"), filepath.Join(base, "cdi"), filepath.Join(base, "reg"), filepath.Join(base, "plg")
+	if _, err := hostroot.Fake(hostRoot, p.FakeHostRootSpec(node)); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := mock.New(mock.Config{NodeName: node, Profile: "gb200-nvl72", Cluster: mock.DefaultClusterName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib.Init()
+	clique, err := nvml.NodeCliqueID(lib)
+	if err != nil || clique == "" {
+		t.Fatalf("clique %q, %v", clique, err)
+	}
+
+	const domainUID = "11111111-2222-3333-4444-555555555555"
+	cd := cdtest.MakeComputeDomain("train", "team-a").UID(domainUID).Obj()
+	cd.Status.Nodes = []v1beta1.ComputeDomainNode{{Name: node, CliqueID: clique, Status: v1beta1.ComputeDomainStatusReady}}
+	cd.Status.Cliques = []v1beta1.ComputeDomainClique{{CliqueID: clique, Channel: ptr.To[int32](9)}}
+	params := []byte(`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"ComputeDomainChannelConfig","domainID":"` + domainUID + `"}`)
+	claim := &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "worker-0-channel", Namespace: "team-a", UID: "claim-1"},
+		Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
+			Results: []resourceapi.DeviceRequestAllocationResult{{Request: "channel", Driver: "compute-domain.nvidia.com", Pool: node, Device: "channel-0"}},
+			Config: []resourceapi.DeviceAllocationConfiguration{{Source: resourceapi.AllocationConfigSourceClaim, DeviceConfiguration: resourceapi.DeviceConfiguration{
+				Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: "compute-domain.nvidia.com", Parameters: runtime.RawExtension{Raw: params}},
+			}}},
+		}}},
+	}
+	kube := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: "node-uid"}}, claim)
+	c := &cluster{kube: kube, domains: &staticDomains{m: map[types.UID]*v1beta1.ComputeDomain{domainUID: cd}}, start: func(context.Context, func()) error { return nil }}
+	args := []string{"--node-name=" + node, "--nvml=mock", "--nvml-mock-profile=gb200-nvl72", "--nvml-mock-fault-file=",
+		"--host-root=" + hostRoot, "--cdi-root=" + cdiRoot, "--kubelet-registrar-directory-path=" + reg, "--kubelet-plugins-directory-path=" + plugins}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, noEnv, func(*options) (*cluster, error) { return c, nil }) }()
+
+	regSock := filepath.Join(reg, "compute-domain.nvidia.com-reg.sock")
+	eventually(t, "the registration socket", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned early: %v", err)
+		default:
+		}
+		_, err := os.Stat(regSock)
+		return err == nil
+	})
+	info, err := registerapi.NewRegistrationClient(dial(t, regSock)).GetInfo(ctx, &registerapi.InfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registerapi.NewRegistrationClient(dial(t, regSock)).NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
+		t.Fatal(err)
+	}
+	dra := drapb.NewDRAPluginClient(dial(t, info.Endpoint))
+	resp, err := dra.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "team-a", Name: "worker-0-channel", Uid: "claim-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.Claims["claim-1"]
+	if r == nil || r.Error != "" || len(r.Devices) != 1 {
+		t.Fatalf("prepare response %+v", resp)
+	}
+	view, err := cdi.Resolve(cdiRoot, r.Devices[0].CdiDeviceIds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(view.DeviceNodes, " ") != "/dev/nvidia-caps-imex-channels/channel9" {
+		t.Errorf("container devices %v, want the domain's channel9", view.DeviceNodes)
+	}
+	label := v1beta1.ComputeDomainNodeLabel(domainUID)
+	n, err := kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil || n.Labels[label] != "true" {
+		t.Errorf("node labels %v (%v), want %s", n.Labels, err, label)
+	}
+	eventually(t, "published ResourceSlices with 32 channel and 16 daemon slots", func() bool {
+		slices, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		count := 0
+		for _, s := range slices.Items {
+			count += len(s.Spec.Devices)
+		}
+		return count == 48
+	})
+
+	un, err := dra.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "team-a", Name: "worker-0-channel", Uid: "claim-1"}}})
+	if err != nil || un.Claims["claim-1"].GetError() != "" {
+		t.Fatalf("unprepare: %v %+v", err, un)
+	}
+	n, err = kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil || n.Labels[label] != "" {
+		t.Errorf("node labels after unprepare %v (%v), want no %s", n.Labels, err, label)
+	}
+	if _, err := cdi.Resolve(cdiRoot, r.Devices[0].CdiDeviceIds...); err == nil {
+		t.Error("the claim's CDI device still resolves after unprepare")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}

@@ -1,0 +1,71 @@
+package computedomain
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Outcomes of a prepare, the values of the prepares metric.
+const (
+	outcomePrepared = "prepared"
+	outcomeWaiting  = "waiting"
+	outcomeRefused  = "refused"
+	outcomeError    = "error"
+)
+
+// Metrics are the plugin's Prometheus metrics, registered on a registry the
+// caller owns (one per plugin instance, never the global one).
+type Metrics struct {
+	prepareDuration *prometheus.HistogramVec
+	prepares        *prometheus.CounterVec
+	labelWrites     prometheus.Counter
+	claims          *prometheus.GaugeVec
+}
+
+// NewMetrics creates the metrics and registers them on reg (nil: not
+// registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		prepareDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "compute_domain_kubelet_plugin_prepare_duration_seconds", Help: "Time of one prepare call for one claim, by outcome.",
+			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}, []string{"outcome"}),
+		prepares: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "compute_domain_kubelet_plugin_prepares_total", Help: "Prepare calls by claim kind (channel, daemon) and outcome (prepared, waiting, refused, error).",
+		}, []string{"kind", "outcome"}),
+		labelWrites: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "compute_domain_kubelet_plugin_node_label_writes_total", Help: "API writes of the node's per-domain labels.",
+		}),
+		claims: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "compute_domain_kubelet_plugin_claims", Help: "Checkpointed claims by kind and status.",
+		}, []string{"kind", "status"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.prepareDuration, m.prepares, m.labelWrites, m.claims)
+	}
+	return m
+}
+
+func outcomeOf(err error) string {
+	switch {
+	case err == nil:
+		return outcomePrepared
+	case errors.Is(err, ErrWaitingForDomain):
+		return outcomeWaiting
+	case errors.Is(err, ErrRefused):
+		return outcomeRefused
+	default:
+		return outcomeError
+	}
+}
+
+func (m *Metrics) observePrepare(kind string, d time.Duration, err error) {
+	if kind == "" {
+		kind = "unknown"
+	}
+	o := outcomeOf(err)
+	m.prepareDuration.WithLabelValues(o).Observe(d.Seconds())
+	m.prepares.WithLabelValues(kind, o).Inc()
+}
