@@ -147,7 +147,7 @@ func (r *Reconciler) ensureDaemonClaimTemplate(ctx context.Context, cd *v1beta1.
 }
 
 // createIfMissing returns the object named like want, creating want when it does not exist. The cache
-// holds only objects this controller labelled, and lags behind its own creates, so a cache miss is
+// holds only objects this controller labeled, and lags behind its own creates, so a cache miss is
 // confirmed with a live read before creating: a create that answers AlreadyExists (HTTP 409) is left
 // for true races only.
 func (r *Reconciler) createIfMissing(ctx context.Context, want, existing client.Object) (client.Object, error) {

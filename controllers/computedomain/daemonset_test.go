@@ -61,7 +61,7 @@ func TestDaemonSet(t *testing.T) {
 		t.Errorf("selector %v does not match the pod template's labels %v", sel, ds.Spec.Template.Labels)
 	}
 	if ds.Spec.Template.Labels[v1beta1.ComputeDomainLabelKey] != testUID {
-		t.Errorf("daemon pods are not labelled with the domain UID: %v", ds.Spec.Template.Labels)
+		t.Errorf("daemon pods are not labeled with the domain UID: %v", ds.Spec.Template.Labels)
 	}
 	// Every $(VAR) an argument uses is set from the downward API.
 	env := map[string]bool{}

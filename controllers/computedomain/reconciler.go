@@ -88,7 +88,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecor
 }
 
 // CacheByObject is the manager cache configuration the reconciler expects: claim templates and
-// DaemonSets only when this controller labelled them, DaemonSets and member records only in the operator
+// DaemonSets only when this controller labeled them, DaemonSets and member records only in the operator
 // namespace. It keeps the controller's memory independent of the cluster's other workloads.
 func CacheByObject(operatorNamespace string) map[client.Object]cache.ByObject {
 	managed := labels.SelectorFromSet(labels.Set{ManagedByLabelKey: ManagedByLabelValue})

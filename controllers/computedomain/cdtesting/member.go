@@ -17,7 +17,7 @@ var transitionTime = metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UT
 // MemberWrapper builds a ComputeDomainMember.
 type MemberWrapper struct{ v1beta1.ComputeDomainMember }
 
-// MakeMember starts the member record of node in the domain cd, named and labelled as a daemon names and
+// MakeMember starts the member record of node in the domain cd, named and labeled as a daemon names and
 // labels it, in the operator namespace ns.
 func MakeMember(cd *v1beta1.ComputeDomain, node, ns string) *MemberWrapper {
 	return &MemberWrapper{v1beta1.ComputeDomainMember{
