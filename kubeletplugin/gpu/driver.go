@@ -57,6 +57,9 @@ type Deps struct {
 	Clock   clock.WithTicker
 	// Labeler may be nil: then the node label is not managed.
 	Labeler CliqueLabeler
+	// Fatal, if set, is called with background errors that retrying cannot
+	// fix; the app cancels its run with it.
+	Fatal func(error)
 }
 
 // Driver is the gpu.nvidia.com kubeletplugin.DRAPlugin.
@@ -71,6 +74,7 @@ type Driver struct {
 	health      *healthMonitor
 	hostDevices hostDevices
 	labeler     CliqueLabeler
+	fatal       func(error)
 
 	mu        sync.Mutex
 	state     checkpoint.Checkpoint
@@ -104,7 +108,7 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	d := &Driver{
 		cfg: cfg, nvml: deps.NVML, cdi: deps.CDI, store: deps.Checkpoint, claims: deps.Claims,
-		metrics: deps.Metrics, clock: deps.Clock, labeler: deps.Labeler,
+		metrics: deps.Metrics, clock: deps.Clock, labeler: deps.Labeler, fatal: deps.Fatal,
 		health: newHealthMonitor(cfg.DriverName, deps.NVML, deps.Clock, cfg.Health),
 	}
 	state, res, err := d.store.Load()
@@ -217,9 +221,17 @@ func (d *Driver) gpuUUIDs() []string {
 }
 
 // HandleError implements kubeletplugin.DRAPlugin: background errors (slice
-// publishing, stale health reports) are logged; they are all retried.
+// publishing, stale health reports) are logged; recoverable ones are retried
+// by the helper. A fatal one (for example an API server that drops the
+// fields our slices need: a feature gate is off) is handed to Deps.Fatal,
+// which stops the plugin so that it restarts visibly instead of publishing a
+// pool the scheduler misreads.
 func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
 	utilruntime.HandleErrorWithContext(ctx, err, msg)
+	if errors.Is(err, kubeletplugin.ErrRecoverable) || d.fatal == nil {
+		return
+	}
+	d.fatal(fmt.Errorf("%s: %w", msg, err))
 }
 
 // WatchHealthStatus implements kubeletplugin.DRAPlugin (KEP-4680): a report

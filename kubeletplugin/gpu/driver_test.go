@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 )
 
@@ -222,4 +225,19 @@ func hasLabel(m *dto.Metric, name, value string) bool {
 		}
 	}
 	return false
+}
+
+func TestHandleErrorStopsOnlyOnFatalErrors(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	var fatal []error
+	d := e.mustDriver(func(_ *Config, deps *Deps) { deps.Fatal = func(err error) { fatal = append(fatal, err) } })
+	ctx := testContext(t)
+	d.HandleError(ctx, fmt.Errorf("publish: conflict: %w", kubeletplugin.ErrRecoverable), "publishing ResourceSlices")
+	if len(fatal) != 0 {
+		t.Errorf("a recoverable error was fatal: %v", fatal)
+	}
+	d.HandleError(ctx, errors.New("fields dropped by the API server"), "publishing ResourceSlices")
+	if len(fatal) != 1 || !strings.Contains(fatal[0].Error(), "publishing ResourceSlices: fields dropped") {
+		t.Errorf("fatal errors %v, want the dropped-fields error", fatal)
+	}
 }

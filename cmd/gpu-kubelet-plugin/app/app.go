@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -97,6 +98,13 @@ func clientFromKubeconfig(o *options) (kubernetes.Interface, error) {
 // label, metrics.
 func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Root, client kubernetes.Interface) error {
 	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var fatalErr error
+	var fatalOnce sync.Once
+	stop := func(err error) {
+		fatalOnce.Do(func() { fatalErr = err; cancel() })
+	}
 	bootID, err := root.BootID()
 	if err != nil {
 		return fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
@@ -117,6 +125,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Ro
 		Claims:     draplugin.ClaimClient{Client: client},
 		Metrics:    gpu.NewMetrics(registry),
 		Labeler:    gpu.NodeLabeler{Client: client, NodeName: o.nodeName},
+		Fatal:      stop,
 	})
 	if err != nil {
 		return err
@@ -143,5 +152,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Ro
 	inv := driver.Inventory()
 	logger.Info("GPU kubelet plugin started", "driver", o.driverName, "gpus", len(inv.GPUs), "clique", inv.CliqueID, "partitionableMIG", o.partitionableMIG)
 	driver.Run(ctx)
-	return nil
+	// Later fatal errors are dropped; after this Do, reading fatalErr is safe.
+	fatalOnce.Do(func() {})
+	return fatalErr
 }
