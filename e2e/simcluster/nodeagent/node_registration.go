@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // readyConditions are the kubelet's node conditions of a healthy node.
@@ -34,13 +35,33 @@ func registerNode(ctx context.Context, client kubernetes.Interface, want *corev1
 	if err != nil {
 		return nil, fmt.Errorf("register node %s: %w", want.Name, err)
 	}
-	node.Status = *want.Status.DeepCopy()
-	node.Status.Conditions = readyConditions(metav1.Now())
-	node, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	// Other writers (the node lifecycle controller) may update the Node
+	// meanwhile: retry on conflicts with a fresh copy, as the kubelet does.
+	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		latest, err := client.CoreV1().Nodes().Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		latest.Status = *want.Status.DeepCopy()
+		latest.Status.Conditions = readyConditions(metav1.Now())
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, latest, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("post status of node %s: %w", want.Name, err)
 	}
-	return removeNotReadyTaint(ctx, client, node)
+	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		latest, err := client.CoreV1().Nodes().Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		node, err = removeNotReadyTaint(ctx, client, latest)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("remove not-ready taint from node %s: %w", want.Name, err)
+	}
+	return node, nil
 }
 
 func removeNotReadyTaint(ctx context.Context, client kubernetes.Interface, node *corev1.Node) (*corev1.Node, error) {
@@ -54,9 +75,5 @@ func removeNotReadyTaint(ctx context.Context, client kubernetes.Interface, node 
 		return node, nil
 	}
 	node.Spec.Taints = kept
-	updated, err := client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("remove not-ready taint from node %s: %w", node.Name, err)
-	}
-	return updated, nil
+	return client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
 }
