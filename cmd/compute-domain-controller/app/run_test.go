@@ -1,0 +1,73 @@
+package app
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
+)
+
+// TestRunInProcess runs the binary's Run against a real API server, the way the simulated cluster runs it
+// in-process: a domain gets its DaemonSet, the metrics endpoint serves the controller's own registry, and
+// cancelling the context stops it cleanly.
+func TestRunInProcess(t *testing.T) {
+	g := NewWithT(t)
+	env, err := envtest.Start()
+	g.Expect(err).NotTo(HaveOccurred(), "start kube-apiserver and etcd")
+	defer func() { g.Expect(env.Stop()).To(Succeed()) }()
+
+	ctx := context.Background()
+	for _, ns := range []string{"cd-operator", "team-a"} {
+		g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	}
+	metricsAddr := freeAddress(t)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- RunWithConfig(runCtx, env.Config, []string{
+			"--namespace=cd-operator", "--daemon-image=registry.example/cd:test",
+			"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=0", "-v=2",
+		})
+	}()
+
+	cd := utiltesting.MakeComputeDomain("job", "team-a").Obj()
+	g.Expect(env.Client.Create(ctx, cd)).To(Succeed())
+	g.Eventually(func() error {
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: "cd-operator", Name: computedomain.DaemonSetName(cd.UID)}, &appsv1.DaemonSet{})
+	}).WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+
+	g.Eventually(func() (string, error) {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		return string(body), err
+	}).WithTimeout(10 * time.Second).Should(ContainSubstring(`computedomain_controller_api_writes_total{kind="DaemonSet",verb="create"} 1`))
+
+	cancel()
+	g.Eventually(done).WithTimeout(20 * time.Second).Should(Receive(BeNil()))
+}
+
+func freeAddress(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
