@@ -21,7 +21,7 @@ import (
 
 // TestRunInProcess runs the binary's Run against a real API server, the way the simulated cluster runs it
 // in-process: a domain gets its DaemonSet, the metrics endpoint serves the controller's own registry, and
-// cancelling the context stops it cleanly.
+// canceling the context stops it cleanly.
 func TestRunInProcess(t *testing.T) {
 	g := NewWithT(t)
 	env, err := envtest.Start()
