@@ -154,7 +154,8 @@ func (d *Driver) Resources() resourceslice.DriverResources {
 	d.mu.Lock()
 	inv := d.inventory
 	d.mu.Unlock()
-	return BuildResources(inv, PublishOptions{PoolName: d.poolName(), PartitionableMIG: d.cfg.PartitionableMIG, Taints: d.health.taints(inv)})
+	gis := d.partitionGIs()
+	return BuildResources(inv, PublishOptions{PoolName: d.poolName(), PartitionableMIG: d.cfg.PartitionableMIG, Taints: d.health.taints(inv, gis)})
 }
 
 // SetPublisher sets the function that publishes the pool (the kubeletplugin
@@ -260,7 +261,7 @@ func (d *Driver) healthReport() kubeletplugin.DeviceHealthReport {
 	d.mu.Lock()
 	inv := d.inventory
 	d.mu.Unlock()
-	taints := d.health.taints(inv)
+	taints := d.health.taints(inv, d.partitionGIs())
 	now := d.clock.Now()
 	report := kubeletplugin.DeviceHealthReport{}
 	for _, name := range publishedDeviceNames(inv, d.cfg.PartitionableMIG) {
@@ -283,7 +284,7 @@ func (d *Driver) healthReport() kubeletplugin.DeviceHealthReport {
 // (unhealthy wins). Callers hold d.mu.
 func (d *Driver) deviceStates() map[string]int {
 	names := publishedDeviceNames(d.inventory, d.cfg.PartitionableMIG)
-	unhealthy := unhealthyDevices(d.health.taints(d.inventory))
+	unhealthy := unhealthyDevices(d.health.taints(d.inventory, d.partitionGIsLocked()))
 	prepared := map[string]bool{}
 	for _, cs := range d.state.Claims {
 		for _, dev := range cs.Devices {
@@ -299,6 +300,31 @@ func (d *Driver) deviceStates() map[string]int {
 			out[statePrepared]++
 		default:
 			out[stateFree]++
+		}
+	}
+	return out
+}
+
+// partitionGIs maps every prepared partition to the GPU instance prepare
+// created for it: GPU UUID → device name → GI.
+func (d *Driver) partitionGIs() map[string]map[string]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.partitionGIsLocked()
+}
+
+func (d *Driver) partitionGIsLocked() map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, cs := range d.state.Claims {
+		for _, dev := range cs.Devices {
+			var data deviceData
+			if json.Unmarshal(dev.Data, &data) != nil || !data.CreatedMig || data.UUID == "" {
+				continue
+			}
+			if out[data.ParentUUID] == nil {
+				out[data.ParentUUID] = map[string]int{}
+			}
+			out[data.ParentUUID][dev.Device] = data.GIID
 		}
 	}
 	return out

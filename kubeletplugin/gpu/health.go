@@ -50,6 +50,9 @@ func (o HealthOptions) withDefaults() HealthOptions {
 	return o
 }
 
+// noGI stands for "no GPU instance exists for this device right now".
+const noGI = -2
+
 // condition is one reason a GPU (or one GPU instance of it) is unhealthy.
 type condition struct {
 	key    string // taint key
@@ -212,8 +215,10 @@ func (h *healthMonitor) probe(ctx context.Context, uuids []string) {
 
 // taints maps every published device name to its taints. Conditions of a GPU
 // apply to the GPU and to every MIG device on it, except conditions limited
-// to one GPU instance, which apply to the MIG devices of that instance only.
-func (h *healthMonitor) taints(inv Inventory) map[string][]resourceapi.DeviceTaint {
+// to one GPU instance, which apply to the MIG device of that instance only:
+// a static MIG device by its GI, a partition by the GI prepare created for it
+// (partitionGIs: GPU UUID → device name → GI).
+func (h *healthMonitor) taints(inv Inventory, partitionGIs map[string]map[string]int) map[string][]resourceapi.DeviceTaint {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := map[string][]resourceapi.DeviceTaint{}
@@ -222,6 +227,8 @@ func (h *healthMonitor) taints(inv Inventory) map[string][]resourceapi.DeviceTai
 		if len(conds) == 0 {
 			continue
 		}
+		// add applies the GPU's conditions to a device living in GPU
+		// instance gi (-1: the whole GPU, noGI: no instance now).
 		add := func(device string, gi int) {
 			for _, c := range conds {
 				if c.gi >= 0 && c.gi != gi {
@@ -238,7 +245,12 @@ func (h *healthMonitor) taints(inv Inventory) map[string][]resourceapi.DeviceTai
 		}
 		for _, p := range g.MigProfiles {
 			for _, pl := range p.Placements {
-				add(migDeviceName(g.Minor, p.Name, p.GIProfileID, pl.Start), -1)
+				name := migDeviceName(g.Minor, p.Name, p.GIProfileID, pl.Start)
+				gi, ok := partitionGIs[g.UUID][name]
+				if !ok {
+					gi = noGI
+				}
+				add(name, gi)
 			}
 		}
 	}

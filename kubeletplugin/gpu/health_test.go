@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -172,5 +173,29 @@ func TestWatchHealthStatus(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("WatchHealthStatus returned %v", err)
+	}
+}
+
+func TestMIGXidOnAPreparedPartition(t *testing.T) {
+	e := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG())
+	d := e.mustDriver()
+	watchHealth(t, d)
+	claim := fourSmallPartitions(t, d)
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	target := claim.Status.Allocation.Devices.Results[1].Device
+	var data deviceData
+	for _, dev := range d.state.Claims[string(claim.UID)].Devices {
+		if dev.Device == target {
+			if err := json.Unmarshal(dev.Data, &data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	inject(t, d, func() (int, error) { return e.lib.InjectMigXid(2, uint32(data.GIID), uint32(data.CIID), 48) })
+	want := map[string][]string{target: {"gpu.nvidia.com/xid=48:NoSchedule"}}
+	if diff := cmp.Diff(want, taintSummary(d)); diff != "" {
+		t.Errorf("taints (-want +got):\n%s", diff)
 	}
 }

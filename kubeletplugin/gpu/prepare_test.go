@@ -366,3 +366,31 @@ func TestClaimWithoutDevicesOfThisDriver(t *testing.T) {
 		t.Errorf("%d claims recorded", n)
 	}
 }
+
+func TestPartitionableStartDestroysInstancesNobodyOwns(t *testing.T) {
+	// Static layouts exist (an administrator's, or a crashed plugin's), and
+	// the plugin starts in partitionable mode.
+	e := newTestNodeEnv(t, "a100-40gb-mig")
+	before := 0
+	for i := range 8 {
+		dev, _ := e.lib.DeviceGetHandleByIndex(i)
+		uuid, _ := dev.GetUUID()
+		before += migInstances(t, e.lib, uuid)
+	}
+	if before == 0 {
+		t.Fatal("the profile has no static layout to start from")
+	}
+	e.partition = true
+	d := e.mustDriver()
+	for _, g := range d.Inventory().GPUs {
+		if n := migInstances(t, e.lib, g.UUID); n != 0 {
+			t.Errorf("GPU %d keeps %d MIG instances", g.Minor, n)
+		}
+		if len(g.MigDevices) != 0 {
+			t.Errorf("GPU %d inventory still lists %d MIG devices", g.Minor, len(g.MigDevices))
+		}
+	}
+	if counters := len(d.Resources().Pools[testNode].Slices[0].SharedCounters); counters == 0 {
+		t.Error("no shared counters published")
+	}
+}
