@@ -14,11 +14,10 @@ type migInstance struct {
 	UUID string `json:"uuid,omitempty"`
 }
 
+// nvmlErr names the operation of a failed NVML call; a lost GPU wraps
+// nvml.ErrGPULost.
 func nvmlErr(lib nvml.Interface, op string, r nvml.Return) error {
-	if r == nvml.SUCCESS {
-		return nil
-	}
-	return fmt.Errorf("%s: %s", op, lib.ErrorString(r))
+	return nvml.ReturnError(lib, op, r)
 }
 
 // createMigInstance creates a GPU instance of the profile at the placement and

@@ -78,6 +78,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 
 func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
 	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
+	ctx = klog.NewContext(ctx, logger)
 	uid := string(claim.UID)
 	if prev, ok := d.state.Claims[uid]; ok {
 		if prev.Status == checkpoint.PrepareCompleted {

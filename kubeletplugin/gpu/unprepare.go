@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
 // UnprepareResourceClaims implements kubeletplugin.DRAPlugin. A claim that is
@@ -48,7 +49,9 @@ func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
 
 // undoClaim reverts every side effect recorded for the claim (sharing
 // settings, created MIG instances, CDI spec) and then forgets it. On error the
-// claim stays recorded, so a retry does the rest.
+// claim stays recorded, so a retry does the rest. A GPU that fell off the bus
+// took its settings and instances with it: that is not an error, or the pod
+// holding it could never terminate.
 func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimState) error {
 	logger := klog.FromContext(ctx)
 	var errs []error
@@ -60,7 +63,7 @@ func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimS
 				continue
 			}
 		}
-		if err := d.undoSharing(data); err != nil {
+		if err := d.undoSharing(data); err != nil && !lost(ctx, dev.Device, err) {
 			errs = append(errs, fmt.Errorf("device %s: %w", dev.Device, err))
 		}
 		if data.CreatedMig && data.UUID != "" {
@@ -68,7 +71,7 @@ func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimS
 			if err == nil {
 				err = destroyMigInstance(d.nvml, parent, migInstance{GIID: data.GIID, CIID: data.CIID})
 			}
-			if err != nil {
+			if err != nil && !lost(ctx, dev.Device, err) {
 				errs = append(errs, fmt.Errorf("device %s: %w", dev.Device, err))
 				continue
 			}
@@ -85,4 +88,13 @@ func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimS
 		return &prepareError{reason: reasonCheckpoint, err: err}
 	}
 	return nil
+}
+
+// lost reports (and logs) an error caused by a lost GPU.
+func lost(ctx context.Context, device string, err error) bool {
+	if !errors.Is(err, nvml.ErrGPULost) {
+		return false
+	}
+	klog.FromContext(ctx).Info("GPU is lost, nothing to undo on it", "device", device, "err", err.Error())
+	return true
 }
