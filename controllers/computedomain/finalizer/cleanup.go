@@ -10,6 +10,7 @@ package finalizer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -78,11 +79,27 @@ func (c Cleanup) Run(ctx context.Context, cd *v1beta1.ComputeDomain, owned []cli
 	}
 	c.Channels.Release(cd.UID)
 
-	base := cd.DeepCopy()
-	controllerutil.RemoveFinalizer(cd, Name)
-	if err := c.Client.Patch(ctx, cd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+	if err := removeFinalizer(ctx, c.Client, cd); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove finalizer %s: %w", Name, err)
 	}
 	logger.V(2).Info("Removed finalizer of deleted domain")
 	return nil
+}
+
+// removeFinalizer removes Name with a JSON patch that first tests the finalizer list it read, so it never
+// drops a finalizer someone else added meanwhile, without depending on the resourceVersion: the informer
+// cache often lags behind the controller's own last status write, and an optimistic lock on it would
+// answer 409 for nothing.
+func removeFinalizer(ctx context.Context, c client.Client, cd *v1beta1.ComputeDomain) error {
+	current := append([]string{}, cd.Finalizers...)
+	controllerutil.RemoveFinalizer(cd, Name)
+	remaining := append([]string{}, cd.Finalizers...)
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/finalizers", "value": current},
+		{"op": "replace", "path": "/metadata/finalizers", "value": remaining},
+	})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, cd, client.RawPatch(types.JSONPatchType, patch))
 }

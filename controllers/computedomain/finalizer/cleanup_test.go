@@ -127,3 +127,42 @@ func TestEnsure(t *testing.T) {
 		t.Errorf("finalizers (-want +got):\n%s", diff)
 	}
 }
+
+func TestCleanupNeverDropsAFinalizerItDidNotSee(t *testing.T) {
+	ctx := context.Background()
+	now := metav1.Now()
+	cd := utiltesting.MakeComputeDomain("job", "team-a").UID("uid").Obj()
+	cd.Finalizers = []string{Name, "example.com/late"}
+	cd.DeletionTimestamp = &now
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(cd).Build()
+
+	// The controller's view predates the other finalizer.
+	stale := &v1beta1.ComputeDomain{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cd), stale); err != nil {
+		t.Fatal(err)
+	}
+	stale.Finalizers = []string{Name}
+	var released releases
+	cleanup := Cleanup{Client: c, Channels: &released, OperatorNamespace: opNS}
+	if err := cleanup.Run(ctx, stale, nil); err == nil {
+		t.Fatal("removing the finalizer from a stale list succeeded")
+	}
+	got := &v1beta1.ComputeDomain{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cd), got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{Name, "example.com/late"}, got.Finalizers); diff != "" {
+		t.Errorf("finalizers after the refused patch (-want +got):\n%s", diff)
+	}
+
+	// The next pass reads the current list and removes only its own.
+	if err := cleanup.Run(ctx, got, nil); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cd), got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"example.com/late"}, got.Finalizers); diff != "" {
+		t.Errorf("finalizers (-want +got):\n%s", diff)
+	}
+}
