@@ -40,8 +40,8 @@ type Config struct {
 	RunDuration time.Duration
 	// DriverName of the GPU DRA driver (default gpu.nvidia.com).
 	DriverName string
-	// NodeComponents run on every node next to its agent (default: the test
-	// DRA driver).
+	// NodeComponents run on every node next to its agent (default: the GPU
+	// kubelet plugin with mock NVML).
 	NodeComponents []NodeComponent
 	// StartParallelism bounds how many nodes start at once (default 8).
 	StartParallelism int
@@ -94,7 +94,7 @@ func (c *Config) defaults() {
 		c.DriverName = "gpu.nvidia.com"
 	}
 	if c.NodeComponents == nil {
-		c.NodeComponents = []NodeComponent{TestDriverComponent()}
+		c.NodeComponents = []NodeComponent{GPUPluginComponent()}
 	}
 	if c.StartParallelism <= 0 {
 		c.StartParallelism = 8
@@ -220,7 +220,10 @@ func (c *Cluster) installDeviceClasses(ctx context.Context) error {
 }
 
 func (c *Cluster) startNodes(ctx, runCtx context.Context) error {
-	specs := c.cfg.Topology.Nodes()
+	specs, err := c.cfg.Topology.Nodes()
+	if err != nil {
+		return err
+	}
 	c.nodes = make([]*simNode, len(specs))
 	leaseRenew := c.cfg.NodeMonitorGracePeriod / 4
 	sem := make(chan struct{}, c.cfg.StartParallelism)

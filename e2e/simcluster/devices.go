@@ -3,6 +3,7 @@ package simcluster
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -48,7 +49,7 @@ func TestDriverDevices(spec NodeSpec) []testdriver.Device {
 					Capacity:   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: *resource.NewQuantity(p.MemoryBytes, resource.BinarySI)}},
 				},
 				Edits: cdispec.ContainerEdits{
-					Env:         []string{"NVIDIA_VISIBLE_DEVICES=" + uuid},
+					Env:         []string{deviceEnv(fmt.Sprintf("gpu-%d", minor), uuid)},
 					DeviceNodes: []*cdispec.DeviceNode{&node},
 				},
 			})
@@ -68,13 +69,18 @@ func TestDriverDevices(spec NodeSpec) []testdriver.Device {
 					Capacity:   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: *resource.NewQuantity(slice.MemoryBytes, resource.BinarySI)}},
 				},
 				Edits: cdispec.ContainerEdits{
-					Env:         []string{"NVIDIA_VISIBLE_DEVICES=" + migUUID},
+					Env:         []string{deviceEnv(MIGDeviceName(minor, slice), migUUID)},
 					DeviceNodes: []*cdispec.DeviceNode{&node},
 				},
 			})
 		}
 	}
 	return devices
+}
+
+// deviceEnv is NVIDIA_DRA_DEVICE_<NAME>=<uuid>, the GPU plugin's convention.
+func deviceEnv(device, uuid string) string {
+	return "NVIDIA_DRA_DEVICE_" + strings.ToUpper(strings.ReplaceAll(device, "-", "_")) + "=" + uuid
 }
 
 func copyAttrs(in map[resourceapi.QualifiedName]resourceapi.DeviceAttribute) map[resourceapi.QualifiedName]resourceapi.DeviceAttribute {

@@ -1,7 +1,6 @@
 package simcluster
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"strconv"
 	"strings"
@@ -102,8 +101,10 @@ func (t Topology) Validate() error {
 	return nil
 }
 
-// Nodes lays the topology out: rack nodes first, then the extra pools.
-func (t Topology) Nodes() []NodeSpec {
+// Nodes lays the topology out: rack nodes first, then the extra pools. The
+// clique of a rack is the one the mock NVML reports for it (what the GPU
+// plugin labels its node with).
+func (t Topology) Nodes() ([]NodeSpec, error) {
 	var nodes []NodeSpec
 	add := func(name string, p GPUProfile, rack int, clique string) {
 		i := len(nodes)
@@ -128,7 +129,10 @@ func (t Topology) Nodes() []NodeSpec {
 	for r := 0; r < t.Racks; r++ {
 		clique := ""
 		if rackProfile.MultiNodeNVLink {
-			clique = RackCliqueID(r)
+			var err error
+			if clique, err = mockCliqueID(rackProfile.Name, fmt.Sprintf("%s-r%d", rackProfile.ShortName, r), r); err != nil {
+				return nil, fmt.Errorf("clique of rack %d: %w", r, err)
+			}
 		}
 		for n := 0; n < t.NodesPerRack; n++ {
 			add(fmt.Sprintf("%s-r%d-n%02d", rackProfile.ShortName, r, n), rackProfile, r, clique)
@@ -142,12 +146,5 @@ func (t Topology) Nodes() []NodeSpec {
 			next[p.ShortName]++
 		}
 	}
-	return nodes
-}
-
-// RackCliqueID is the deterministic clique of rack r: a cluster UUID derived
-// from the rack index and clique ID 1 ("<clusterUUID>.1").
-func RackCliqueID(rack int) string {
-	sum := sha256.Sum256([]byte(fmt.Sprintf("simcluster-rack-%d", rack)))
-	return fmt.Sprintf("%x-%x-%x-%x-%x.1", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+	return nodes, nil
 }

@@ -49,7 +49,17 @@ type nodeSummary struct {
 }
 
 func TestTopologyNodes(t *testing.T) {
-	clique0, clique1 := RackCliqueID(0), RackCliqueID(1)
+	clique0, err := mockCliqueID("gb200-nvl72", "any", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clique1, err := mockCliqueID("gb200-nvl72", "other", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clique0 == "" || clique0 == clique1 {
+		t.Fatalf("racks 0 and 1 report cliques %q and %q, want two different ones", clique0, clique1)
+	}
 	cases := map[string]struct {
 		topo Topology
 		want []nodeSummary
@@ -74,8 +84,12 @@ func TestTopologyNodes(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			nodes, err := tc.topo.Nodes()
+			if err != nil {
+				t.Fatal(err)
+			}
 			var got []nodeSummary
-			for _, n := range tc.topo.Nodes() {
+			for _, n := range nodes {
 				got = append(got, nodeSummary{n.Name, n.Profile.Name, n.IP, n.Labels[CliqueLabel], n.Rack})
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -86,7 +100,10 @@ func TestTopologyNodes(t *testing.T) {
 }
 
 func TestTopologyIPsStayUniqueBeyond250Nodes(t *testing.T) {
-	nodes := Topology{Profile: "gb200-nvl72", Extra: []NodePool{{Profile: "hgx-h100-8", Count: 600}}}.Nodes()
+	nodes, err := Topology{Profile: "gb200-nvl72", Extra: []NodePool{{Profile: "hgx-h100-8", Count: 600}}}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]string{}
 	for _, n := range nodes {
 		if other, ok := seen[n.IP]; ok {

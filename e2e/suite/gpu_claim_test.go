@@ -28,7 +28,9 @@ var _ = Describe("A pod with a GPU claim", func() {
 		edits, err := nodeagent.DecodeCDIEdits(pod.Annotations)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(edits).To(HaveKey("ctr"))
-		Expect(edits["ctr"].Env).To(ContainElement("NVIDIA_VISIBLE_DEVICES=" + devices[0].StringAttribute("uuid")))
+		uuid := devices[0].StringAttribute("uuid")
+		Expect(uuid).NotTo(BeEmpty())
+		Expect(edits["ctr"].Env).To(ContainElement(HaveSuffix("="+uuid)), "an env variable names the allocated GPU")
 		Expect(edits["ctr"].DeviceNodes).NotTo(BeEmpty())
 	})
 

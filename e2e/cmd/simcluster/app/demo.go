@@ -109,8 +109,8 @@ func (d *demo) gpuClaim(ctx context.Context) error {
 		return fmt.Errorf("GPU claim: %w", err)
 	}
 	uuid := devices[0].StringAttribute("uuid")
-	if !containsEnv(edits["ctr"].Env, "NVIDIA_VISIBLE_DEVICES="+uuid) {
-		return fmt.Errorf("GPU claim: container env %v lacks NVIDIA_VISIBLE_DEVICES=%s", edits["ctr"].Env, uuid)
+	if uuid == "" || !envHasValue(edits["ctr"].Env, uuid) || len(edits["ctr"].DeviceNodes) == 0 {
+		return fmt.Errorf("GPU claim: container edits %+v lack the allocated GPU %s (an env value and a device node)", edits["ctr"], uuid)
 	}
 	d.progress("GPU claim: pod %s Running on %s in %.2fs with %s (%s); container gets %s and %s",
 		pod.Name, pod.Spec.NodeName, took.Seconds(), devices[0].Device, uuid, strings.Join(edits["ctr"].Env, " "), deviceNodes(edits["ctr"]))
@@ -253,9 +253,10 @@ func (d *demo) printTable() {
 	fmt.Fprintln(d.out)
 }
 
-func containsEnv(env []string, want string) bool {
+// envHasValue: some variable of env has the value want.
+func envHasValue(env []string, want string) bool {
 	for _, e := range env {
-		if e == want {
+		if _, v, _ := strings.Cut(e, "="); v == want {
 			return true
 		}
 	}

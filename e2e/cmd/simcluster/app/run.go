@@ -59,6 +59,7 @@ type clusterFlags struct {
 	runDuration   time.Duration
 	verbosity     int
 	startParallel int
+	draDriver     string
 }
 
 func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra string) {
@@ -72,14 +73,35 @@ func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra
 	fs.DurationVar(&f.runDuration, "job-run-duration", 5*time.Second, "how long containers of pods that do not restart (Job pods) run before exiting 0")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of simcluster itself")
 	fs.IntVar(&f.startParallel, "start-parallelism", 8, "nodes started at once")
+	fs.StringVar(&f.draDriver, "dra-driver", "gpu-plugin", "DRA driver on every node: gpu-plugin (the project's GPU kubelet plugin, mock NVML) or test-driver (a minimal driver of the e2e module)")
 }
 
 func (f *clusterFlags) config() (simcluster.Config, error) {
 	extra, err := simcluster.ParseNodePools(f.extra)
 	if err != nil {
-		return simcluster.Config{}, err
+		var components []simcluster.NodeComponent
+		switch f.draDriver {
+		case "gpu-plugin":
+			components = []simcluster.NodeComponent{simcluster.GPUPluginComponent()}
+		case "test-driver":
+			components = []simcluster.NodeComponent{simcluster.TestDriverComponent()}
+		default:
+			return simcluster.Config{}, fmt.Errorf("--dra-driver %q: allowed values are gpu-plugin, test-driver", f.draDriver)
+		}
+		return simcluster.Config{
+			NodeComponents: components}, err
+	}
+	var components []simcluster.NodeComponent
+	switch f.draDriver {
+	case "gpu-plugin":
+		components = []simcluster.NodeComponent{simcluster.GPUPluginComponent()}
+	case "test-driver":
+		components = []simcluster.NodeComponent{simcluster.TestDriverComponent()}
+	default:
+		return simcluster.Config{}, fmt.Errorf("--dra-driver %q: allowed values are gpu-plugin, test-driver", f.draDriver)
 	}
 	return simcluster.Config{
+		NodeComponents:         components,
 		Topology:               simcluster.Topology{Profile: f.profile, Racks: f.racks, NodesPerRack: f.nodesPerRack, Extra: extra},
 		DisableWorkloadAPI:     !f.workloadAPI,
 		Dir:                    f.dir,

@@ -1,0 +1,67 @@
+package simcluster
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	gpuapp "github.com/computedomain-operator/computedomain-operator/cmd/gpu-kubelet-plugin/app"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+)
+
+// MockClusterName seeds the mock NVML's NVLink cluster UUIDs: every node of
+// one rack reports the same clique.
+const MockClusterName = "simcluster"
+
+// GPUPluginComponent runs the project's GPU kubelet plugin in-process on each
+// node, through its Run entry point with the flags its DaemonSet pod would
+// pass: mock NVML of the node's profile and rack, and every path inside the
+// node's host root (which gets the mock's fake /dev, /proc and /sys).
+func GPUPluginComponent() NodeComponent {
+	return NodeComponent{
+		Name: "gpu-kubelet-plugin",
+		Run: func(ctx context.Context, env NodeEnv) error {
+			profile, err := mock.LoadProfile(env.Spec.Profile.Name)
+			if err != nil {
+				return err
+			}
+			if _, err := hostroot.Fake(env.Paths.Root, profile.FakeHostRootSpec(env.Spec.Name)); err != nil {
+				return fmt.Errorf("node %s: fake host root: %w", env.Spec.Name, err)
+			}
+			return gpuapp.RunWithConfig(ctx, env.RESTConfig, GPUPluginArgs(env), nil)
+		},
+	}
+}
+
+// GPUPluginArgs are the plugin's flags on a simulated node.
+func GPUPluginArgs(env NodeEnv) []string {
+	return []string{
+		"--node-name=" + env.Spec.Name,
+		"--driver-name=" + env.DriverName,
+		"--nvml=mock",
+		"--nvml-mock-profile=" + env.Spec.Profile.Name,
+		"--nvml-mock-node-name=" + env.Spec.Name,
+		"--nvml-mock-cluster=" + MockClusterName,
+		"--nvml-mock-rack=" + strconv.Itoa(max(env.Spec.Rack, 0)),
+		"--host-root=" + env.Paths.Root,
+		"--cdi-root=" + env.Paths.CDI,
+		"--kubelet-registrar-directory-path=" + env.Paths.PluginsRegistry,
+		"--kubelet-plugins-directory-path=" + env.Paths.Plugins,
+	}
+}
+
+// mockCliqueID is the clique the mock NVML reports for a node: what the GPU
+// plugin labels the node with.
+func mockCliqueID(profile, node string, rack int) (string, error) {
+	lib, err := mock.New(mock.Config{NodeName: node, Profile: profile, Cluster: MockClusterName, Rack: max(rack, 0)})
+	if err != nil {
+		return "", err
+	}
+	if r := lib.Init(); r != nvml.SUCCESS {
+		return "", fmt.Errorf("mock NVML of %s: init: %v", node, r)
+	}
+	defer lib.Shutdown()
+	return nvml.NodeCliqueID(lib)
+}
