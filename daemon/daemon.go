@@ -45,6 +45,10 @@ type Options struct {
 	// Domain reads the domain; DomainChanged fires after it changed.
 	Domain        DomainGetter
 	DomainChanged <-chan struct{}
+	// DomainSynced, when set, tells whether Domain has read the domain at
+	// least once; until then the daemon reports nothing (it would report
+	// an ensemble of itself alone).
+	DomainSynced func() bool
 	// Starter runs IMEX; Prober asks it for its state.
 	Starter Starter
 	Prober  Prober
@@ -178,6 +182,9 @@ func (d *Daemon) sync(ctx context.Context) {
 		logger.V(2).Info("Member record written", "member", d.record.Key())
 	}
 
+	if d.opts.DomainSynced != nil && !d.opts.DomainSynced() {
+		return
+	}
 	cd, err := d.opts.Domain(ctx)
 	if err != nil {
 		logger.Error(err, "Reading the ComputeDomain failed")

@@ -107,6 +107,7 @@ func serve(ctx context.Context, o *options, c client.WithWatch) error {
 		Client:        c,
 		Domain:        watch.Get,
 		DomainChanged: watch.Changed(),
+		DomainSynced:  watch.Synced,
 		Starter:       starter,
 		Prober:        prober,
 	})

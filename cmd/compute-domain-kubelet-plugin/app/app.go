@@ -166,7 +166,7 @@ func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c
 	registry := prometheus.NewRegistry()
 	driver, err := computedomain.NewDriver(ctx, computedomain.Config{
 		DriverName: o.driverName, NodeName: o.nodeName, CliqueID: clique,
-		ChannelSlots: o.channelSlots, DaemonSlots: o.daemonSlots,
+		ChannelSlots: o.channelSlots, DaemonSlots: o.daemonSlots, ReadyWait: o.readyWait,
 		HostRoot: o.hostRoot, DomainConfigRoot: filepath.Join(dopts.PluginDataDir(), "domains"),
 	}, computedomain.Deps{
 		CDI:        writer,

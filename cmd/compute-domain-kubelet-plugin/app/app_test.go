@@ -37,13 +37,14 @@ func TestParseRejects(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		"no node name":           {args: []string{"--nvml=mock", "--nvml-mock-profile=gb200-nvl72"}, wantErr: "--node-name: required"},
-		"a bad driver name":      {args: []string{"--node-name=n", "--driver-name=CD_Driver"}, wantErr: "--driver-name"},
-		"a relative CDI root":    {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: `--cdi-root "cdi": must be an absolute path`},
-		"too many slots":         {args: []string{"--node-name=n", "--channel-slots=120", "--daemon-slots=16"}, wantErr: "together at most 128"},
-		"no channel slots":       {args: []string{"--node-name=n", "--channel-slots=0"}, wantErr: "each at least 1"},
-		"a stray argument":       {args: []string{"--node-name=n", "extra"}, wantErr: "unexpected arguments"},
-		"mock without a profile": {args: []string{"--node-name=n", "--nvml=mock"}, wantErr: "--nvml-mock-profile"},
+		"no node name":                {args: []string{"--nvml=mock", "--nvml-mock-profile=gb200-nvl72"}, wantErr: "--node-name: required"},
+		"a bad driver name":           {args: []string{"--node-name=n", "--driver-name=CD_Driver"}, wantErr: "--driver-name"},
+		"a relative CDI root":         {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: `--cdi-root "cdi": must be an absolute path`},
+		"too many slots":              {args: []string{"--node-name=n", "--channel-slots=120", "--daemon-slots=16"}, wantErr: "together at most 128"},
+		"a ready wait past the limit": {args: []string{"--node-name=n", "--ready-wait=30s"}, wantErr: "--ready-wait 30s: must be more than 0 and at most 10s"},
+		"no channel slots":            {args: []string{"--node-name=n", "--channel-slots=0"}, wantErr: "each at least 1"},
+		"a stray argument":            {args: []string{"--node-name=n", "extra"}, wantErr: "unexpected arguments"},
+		"mock without a profile":      {args: []string{"--node-name=n", "--nvml=mock"}, wantErr: "--nvml-mock-profile"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

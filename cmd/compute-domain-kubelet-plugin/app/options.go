@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -30,6 +31,7 @@ type options struct {
 	metricsAddress string
 	channelSlots   int
 	daemonSlots    int
+	readyWait      time.Duration
 	nvml           backend.Options
 	logConfig      *textlogger.Config
 }
@@ -51,6 +53,7 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs.StringVar(&o.metricsAddress, "metrics-address", "", "Address of the Prometheus /metrics endpoint (e.g. :9091); empty: off.")
 	fs.IntVar(&o.channelSlots, "channel-slots", computedomain.DefaultChannelSlots, "Number of channel-<i> devices: workload claims of any domains this node can hold at once.")
 	fs.IntVar(&o.daemonSlots, "daemon-slots", computedomain.DefaultDaemonSlots, "Number of daemon-<i> devices: domains whose IMEX daemon this node can run at once.")
+	fs.DurationVar(&o.readyWait, "ready-wait", computedomain.DefaultReadyWait, "How long one prepare of a workload claim waits for its domain to be ready on this node before a retryable error (at most 10s; the kubelet's call timeout is 45s).")
 	o.nvml.AddFlags(fs)
 	goflags := flag.NewFlagSet(name, flag.ContinueOnError)
 	o.logConfig.AddFlags(goflags)
@@ -77,6 +80,9 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	}
 	if o.channelSlots < 1 || o.daemonSlots < 1 || o.channelSlots+o.daemonSlots > 128 {
 		return nil, fmt.Errorf("--channel-slots %d, --daemon-slots %d: each at least 1, together at most 128 (one ResourceSlice)", o.channelSlots, o.daemonSlots)
+	}
+	if o.readyWait <= 0 || o.readyWait > 10*time.Second {
+		return nil, fmt.Errorf("--ready-wait %s: must be more than 0 and at most 10s", o.readyWait)
 	}
 	if err := o.nvml.Validate(); err != nil {
 		return nil, err
