@@ -17,13 +17,17 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app.Run(ctx, os.Args[1:]); err != nil {
+	if err := run(); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return
 		}
 		fmt.Fprintln(os.Stderr, "gpu-kubelet-plugin:", err)
 		os.Exit(1)
 	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return app.Run(ctx, os.Args[1:])
 }

@@ -99,7 +99,7 @@ func (w *Writer) Write(spec ClaimSpec) (map[string]string, error) {
 	if len(raw.Devices) == 0 {
 		return nil, fmt.Errorf("write CDI spec for claim %s: a spec needs at least one device", spec.ClaimUID)
 	}
-	version, err := cdiapi.MinimumRequiredVersion(raw)
+	version, err := cdispec.MinimumRequiredVersion(raw)
 	if err != nil {
 		return nil, fmt.Errorf("write CDI spec for claim %s: %w", spec.ClaimUID, err)
 	}

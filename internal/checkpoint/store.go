@@ -112,9 +112,13 @@ func syncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("open checkpoint directory: %w", err)
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync checkpoint directory: %w", err)
+	syncErr := d.Sync()
+	closeErr := d.Close()
+	if syncErr != nil {
+		return fmt.Errorf("fsync checkpoint directory: %w", syncErr)
+	}
+	if closeErr != nil {
+		return fmt.Errorf("close checkpoint directory: %w", closeErr)
 	}
 	return nil
 }

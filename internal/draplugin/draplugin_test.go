@@ -37,9 +37,11 @@ func TestServeMetricsServesTheGivenRegistryOnly(t *testing.T) {
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, err := http.Get("http://" + addr.String() + "/metrics"); err != nil {
+		resp, err := http.Get("http://" + addr.String() + "/metrics")
+		if err != nil {
 			break
 		}
+		_ = resp.Body.Close()
 		if time.Now().After(deadline) {
 			t.Fatal("metrics server still serving after cancel")
 		}

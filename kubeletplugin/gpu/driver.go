@@ -47,7 +47,7 @@ type ClaimGetter interface {
 
 // Deps are the driver's injected dependencies.
 type Deps struct {
-	// NVML must be initialised.
+	// NVML must be initialized.
 	NVML       nvml.Interface
 	CDI        *cdi.Writer
 	Checkpoint *checkpoint.Store

@@ -1,5 +1,7 @@
 package gpu
 
+import "errors"
+
 // Error reasons, the values of the errors-by-reason metrics.
 const (
 	reasonInvalid    = "invalid"    // allocation names a device or pool this node does not have
@@ -22,7 +24,8 @@ func (e *prepareError) Error() string { return e.err.Error() }
 func (e *prepareError) Unwrap() error { return e.err }
 
 func reasonOf(err error) string {
-	if pe, ok := err.(*prepareError); ok {
+	var pe *prepareError
+	if errors.As(err, &pe) {
 		return pe.reason
 	}
 	return "other"

@@ -4,12 +4,13 @@ import (
 	"context"
 
 	"fmt"
-	"github.com/go-logr/logr"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
 
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -7,13 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Engine counters shared by the partitions of one GPU, besides one counter per
-// memory slice.
-var engineCounters = []string{
-	string(capMultiprocessors), string(capCopyEngines), string(capDecoders),
-	string(capEncoders), string(capJpegEngines), string(capOfaEngines),
-}
-
+// engineValues are the engine counters a MIG profile takes from its GPU
+// (besides one counter per memory slice).
 func engineValues(c MigCapacities) map[string]int {
 	return map[string]int{
 		string(capMultiprocessors): c.Multiprocessors,

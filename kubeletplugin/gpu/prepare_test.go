@@ -259,7 +259,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 			d.crash = func(p string) bool { return p == point }
 			func() {
 				defer func() {
-					if r := recover(); r != errCrash {
+					if r := recover(); r != errCrash { //nolint:errorlint // recover returns the panic value itself, never wrapped
 						t.Fatalf("prepare did not reach crash point %s (recovered %v)", point, r)
 					}
 				}()
