@@ -144,6 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			// Gone without our finalizer (or after it): nothing may stay allocated in its name.
 			r.channels.ReleaseNamed(req.NamespacedName)
+			r.written.forgetNamed(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
@@ -241,7 +242,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain,
 	if err := r.client.Status().Patch(ctx, cd, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("write status of ComputeDomain %s: %w", klog.KObj(cd), err)
 	}
-	r.written.remember(cd.UID, cd.Status)
+	r.written.remember(cd)
 	klog.FromContext(ctx).V(2).Info("Wrote status", "status", status.Status, "readyNodes", status.ReadyNodes, "totalNodes", status.TotalNodes)
 	r.metrics.observeDomain(cd, members, r.clock.Now())
 	r.emitEvents(before, cd)

@@ -15,11 +15,16 @@ import (
 // of the process; after a restart the cache, synced before the first reconcile, is current.
 type writtenStatuses struct {
 	mu       sync.Mutex
-	statuses map[types.UID]v1beta1.ComputeDomainStatus
+	statuses map[types.UID]writtenStatus
+}
+
+type writtenStatus struct {
+	name   types.NamespacedName
+	status v1beta1.ComputeDomainStatus
 }
 
 func newWrittenStatuses() *writtenStatuses {
-	return &writtenStatuses{statuses: map[types.UID]v1beta1.ComputeDomainStatus{}}
+	return &writtenStatuses{statuses: map[types.UID]writtenStatus{}}
 }
 
 // current returns a copy of the domain with its status replaced by the last one written, when the
@@ -29,16 +34,19 @@ func (w *writtenStatuses) current(cd *v1beta1.ComputeDomain) *v1beta1.ComputeDom
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s, ok := w.statuses[cd.UID]; ok {
-		out.Status = *s.DeepCopy()
+		out.Status = *s.status.DeepCopy()
 	}
 	return out
 }
 
-// remember records a status the API server accepted.
-func (w *writtenStatuses) remember(uid types.UID, s v1beta1.ComputeDomainStatus) {
+// remember records the status of cd, which the API server accepted.
+func (w *writtenStatuses) remember(cd *v1beta1.ComputeDomain) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.statuses[uid] = *s.DeepCopy()
+	w.statuses[cd.UID] = writtenStatus{
+		name:   types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name},
+		status: *cd.Status.DeepCopy(),
+	}
 }
 
 // forget drops a deleted domain.
@@ -46,4 +54,15 @@ func (w *writtenStatuses) forget(uid types.UID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.statuses, uid)
+}
+
+// forgetNamed drops a domain that is gone, by name, whatever its UID was.
+func (w *writtenStatuses) forgetNamed(name types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for uid, s := range w.statuses {
+		if s.name == name {
+			delete(w.statuses, uid)
+		}
+	}
 }
