@@ -36,6 +36,7 @@ type Metrics struct {
 
 	mu         sync.Mutex
 	conditions map[types.UID]map[string]metav1.ConditionStatus
+	names      map[types.UID]types.NamespacedName
 	formed     map[types.UID]bool
 }
 
@@ -56,6 +57,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "API writes of the ComputeDomain controller answered with HTTP 409, by object kind and verb.",
 		}, []string{"kind", "verb"}),
 		conditions: map[types.UID]map[string]metav1.ConditionStatus{},
+		names:      map[types.UID]types.NamespacedName{},
 		formed:     map[types.UID]bool{},
 	}
 	for _, c := range []prometheus.Collector{m.formation, m.writes, m.conflicts, domainsCollector{m}} {
@@ -76,6 +78,7 @@ func (m *Metrics) observeDomain(cd *v1beta1.ComputeDomain, members []v1beta1.Com
 		conds[c.Type] = c.Status
 	}
 	m.conditions[cd.UID] = conds
+	m.names[cd.UID] = types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name}
 	if conds[v1beta1.ComputeDomainConditionReady] != metav1.ConditionTrue || m.formed[cd.UID] || len(members) == 0 {
 		return
 	}
@@ -94,7 +97,21 @@ func (m *Metrics) forgetDomain(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.conditions, uid)
+	delete(m.names, uid)
 	delete(m.formed, uid)
+}
+
+// forgetNamed drops a domain that is gone without its finalizer, by name.
+func (m *Metrics) forgetNamed(name types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid, n := range m.names {
+		if n == name {
+			delete(m.conditions, uid)
+			delete(m.names, uid)
+			delete(m.formed, uid)
+		}
+	}
 }
 
 // domainsCollector reports computedomain_domains from the conditions last written.

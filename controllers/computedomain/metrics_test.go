@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -62,6 +63,10 @@ func TestMetricsFormationAndConditions(t *testing.T) {
 	want = map[string]float64{`computedomain_domains{condition="Ready",status="False"}`: 1}
 	if diff := cmp.Diff(want, gather(t, reg, "computedomain_domains")); diff != "" {
 		t.Errorf("metrics after the domain is gone (-want +got):\n%s", diff)
+	}
+	m.forgetNamed(types.NamespacedName{Namespace: "ns", Name: "b"})
+	if diff := cmp.Diff(map[string]float64{}, gather(t, reg, "computedomain_domains")); diff != "" {
+		t.Errorf("metrics after a domain gone without its finalizer (-want +got):\n%s", diff)
 	}
 }
 

@@ -145,6 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// Gone without our finalizer (or after it): nothing may stay allocated in its name.
 			r.channels.ReleaseNamed(req.NamespacedName)
 			r.written.forgetNamed(req.NamespacedName)
+			r.metrics.forgetNamed(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
