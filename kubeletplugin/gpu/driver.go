@@ -188,6 +188,11 @@ func (d *Driver) Run(ctx context.Context) {
 	defer t.Stop()
 	cliqueTicker := d.clock.NewTicker(d.cfg.CliqueRefreshInterval)
 	defer cliqueTicker.Stop()
+	// Claims deleted while the plugin was down are cleaned up now, not a
+	// tick later.
+	if err := d.CleanupStaleClaims(ctx); err != nil {
+		logger.Error(err, "Stale claim cleanup failed")
+	}
 	for {
 		select {
 		case <-ctx.Done():
