@@ -151,6 +151,16 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	d.state = state
 	d.updateClaimMetrics()
+	// Know the node's labels before the first prepare, so a plugin restart
+	// does not rewrite labels the node already has. Best effort: the label
+	// sync in Run reads them again.
+	if uids, err := d.labeler.DomainLabels(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Reading the node's domain labels failed; the label sync retries")
+	} else {
+		for _, uid := range uids {
+			d.labeled[uid] = true
+		}
+	}
 	return d, nil
 }
 

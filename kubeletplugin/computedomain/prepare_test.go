@@ -288,3 +288,18 @@ func TestResourcesPublishSlotsWithClique(t *testing.T) {
 		t.Errorf("devices (-want +got):\n%s", diff)
 	}
 }
+
+func TestARestartedPluginDoesNotRewriteALabelTheNodeHas(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](4), testNode))
+	if res := prepare(t, e.driver(), channelClaim("w1", "team-a", "claim-1", 0, uidA, "")); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	restarted := e.driver()
+	if res := prepare(t, restarted, channelClaim("w2", "team-a", "claim-2", 1, uidA, "")); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := e.labels.writeCount(); got != 1 {
+		t.Errorf("node label writes = %d, want 1", got)
+	}
+}
