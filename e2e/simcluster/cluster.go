@@ -244,6 +244,9 @@ func (c *Cluster) startNodes(ctx, runCtx context.Context) error {
 
 func (c *Cluster) startNode(ctx, runCtx context.Context, spec NodeSpec, leaseRenew time.Duration) (*simNode, error) {
 	paths := nodeagent.PathsFor(filepath.Join(c.dir, "nodes", spec.Name))
+	if err := checkSocketPaths(paths, c.cfg.DriverName); err != nil {
+		return nil, err
+	}
 	agent, err := nodeagent.New(nodeagent.Config{
 		Node:          NodeObject(spec),
 		Client:        c.client,
@@ -277,6 +280,24 @@ func (c *Cluster) startNode(ctx, runCtx context.Context, spec NodeSpec, leaseRen
 		n.components = append(n.components, runComponent(comp.Name+"@"+spec.Name, func() error { return comp.Run(compCtx, env) }))
 	}
 	return n, nil
+}
+
+// maxSocketPath is the longest unix socket path Linux accepts (108 bytes
+// with the terminating NUL).
+const maxSocketPath = 107
+
+// checkSocketPaths refuses a Dir so deep that the plugin sockets of a node
+// would not fit in a unix socket address.
+func checkSocketPaths(paths nodeagent.Paths, driver string) error {
+	for _, sock := range []string{
+		filepath.Join(paths.PluginsRegistry, driver+"-reg.sock"),
+		filepath.Join(paths.Plugins, driver, "dra.sock"),
+	} {
+		if len(sock) > maxSocketPath {
+			return fmt.Errorf("socket path %s is %d bytes, more than the %d a unix socket allows: choose a shorter Dir (--dir)", sock, len(sock), maxSocketPath)
+		}
+	}
+	return nil
 }
 
 // waitForDevices waits until every node has a ResourceSlice of the driver

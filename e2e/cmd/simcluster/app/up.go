@@ -17,6 +17,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cf clusterFlags
 	cf.register(fs, 2, 18, "")
 	kubeconfig := fs.String("kubeconfig", "", "write the cluster's admin kubeconfig to this file (required)")
+	exitWhenReady := fs.Bool("exit-when-ready", false, "shut down as soon as the cluster is ready (for startup benchmarks)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,7 +40,9 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s); kubeconfig written to %s; Ctrl-C to stop\n",
 		time.Since(start).Seconds(), len(cluster.Nodes()), describeNodes(cluster.Nodes()), *kubeconfig)
-	<-ctx.Done()
+	if !*exitWhenReady {
+		<-ctx.Done()
+	}
 	fmt.Fprintln(stderr, "simcluster: shutting down")
 	return nil
 }
