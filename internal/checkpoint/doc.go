@@ -12,6 +12,6 @@
 // stale (devices, MIG instances and CDI specs are gone) and is discarded on load.
 //
 // Writes are crash-safe: the new content goes to a temporary file in the same
-// directory, which is fsynced, renamed over the old file, and the directory is
-// fsynced.
+// directory, which is fsynced and renamed over the old file (see Store.Save for
+// why the directory needs no fsync given the boot-ID rule).
 package checkpoint

@@ -61,8 +61,11 @@ func (s *Store) Load() (Checkpoint, LoadResult, error) {
 }
 
 // Save replaces the file atomically: temp file in the same directory, fsync,
-// rename, fsync of the directory. A crash at any point leaves either the old or
-// the new content, never a mix.
+// rename. A crash of the plugin at any point leaves either the old or the new
+// content, never a mix. The directory is not fsynced: only a crash of the whole
+// node could lose the rename, and after one the boot ID has changed, so
+// whichever complete version survived is discarded anyway; the file fsync
+// before the rename is what keeps that version readable.
 func (s *Store) Save(cp Checkpoint) error {
 	cp.BootID = s.bootID
 	data, err := encode(cp)
@@ -103,22 +106,6 @@ func writeFileAtomically(path string, data []byte, perm fs.FileMode) (err error)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("replace checkpoint: %w", err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open checkpoint directory: %w", err)
-	}
-	syncErr := d.Sync()
-	closeErr := d.Close()
-	if syncErr != nil {
-		return fmt.Errorf("fsync checkpoint directory: %w", syncErr)
-	}
-	if closeErr != nil {
-		return fmt.Errorf("close checkpoint directory: %w", closeErr)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -15,8 +16,9 @@ import (
 )
 
 // BenchmarkPrepareUnprepare measures one Prepare plus one Unprepare of a
-// claim, as the kubelet calls them, including the checkpoint writes (fsync),
-// the CDI spec and, for partitionable MIG, creating and destroying the MIG
+// claim, as the kubelet calls them, including the checkpoint writes (fsync,
+// under TMPDIR), the CDI spec (on /dev/shm when present, as /var/run/cdi is
+// tmpfs on a node) and, for partitionable MIG, creating and destroying the MIG
 // instances in the mock. It reports the median and p99 of single rounds.
 //
 //	go test -run '^$' -bench BenchmarkPrepareUnprepare -benchtime 2000x ./kubeletplugin/gpu/
@@ -64,6 +66,12 @@ func BenchmarkPrepareUnprepare(b *testing.B) {
 		tc := cases[name]
 		b.Run(name, func(b *testing.B) {
 			e := newTestNodeEnv(b, tc.profile, tc.opts...)
+			// As on a node: CDI specs on tmpfs (/var/run/cdi), the
+			// checkpoint on disk (/var/lib/kubelet/plugins, here TMPDIR).
+			if dir, err := os.MkdirTemp("/dev/shm", "cdi"); err == nil {
+				b.Cleanup(func() { _ = os.RemoveAll(dir) })
+				e.cdiRoot = dir
+			}
 			d := e.mustDriver()
 			devices := tc.devices(d)
 			if len(devices) == 0 {
