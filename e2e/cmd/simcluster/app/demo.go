@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -81,7 +82,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := d.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", demoNamespace, err)
 	}
-	steps := []func(context.Context) error{d.gpuClaim, d.migClaim, d.gpuJob, d.unprepareOnDelete}
+	steps := []func(context.Context) error{d.gpuClaim, d.migClaim, d.gpuJob, d.gang, d.unprepareOnDelete}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			d.printTable()
@@ -171,6 +172,60 @@ func (d *demo) gpuJob(ctx context.Context) error {
 	return nil
 }
 
+// gang: a PodGroup of two GPU pods binds both or neither, in one clique.
+func (d *demo) gang(ctx context.Context) error {
+	if _, err := d.client.Discovery().ServerResourcesForGroupVersion("scheduling.k8s.io/v1beta1"); err != nil {
+		d.progress("gang: skipped, the Workload API is off (--workload-api=false)")
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(d.root, "demo/gang-podgroup.yaml"))
+	if err != nil {
+		return err
+	}
+	objs, err := simcluster.DecodeManifests(data)
+	if err != nil || len(objs) != 4 {
+		return fmt.Errorf("gang: demo/gang-podgroup.yaml: want PodGroup, template and 2 pods (%v)", err)
+	}
+	start := time.Now()
+	if _, err := d.applier.Create(ctx, demoNamespace, objs[:3]); err != nil {
+		return fmt.Errorf("gang: %w", err)
+	}
+	hold := time.Second
+	time.Sleep(hold)
+	lone, err := d.client.CoreV1().Pods(demoNamespace).Get(ctx, "gang-0", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("gang: %w", err)
+	}
+	if lone.Spec.NodeName != "" {
+		return fmt.Errorf("gang: gang-0 was bound to %s before its sibling existed", lone.Spec.NodeName)
+	}
+	d.progress("gang: gang-0 alone stays unbound for %s (PodGroup minCount 2)", hold)
+	if _, err := d.applier.Create(ctx, demoNamespace, objs[3:]); err != nil {
+		return fmt.Errorf("gang: %w", err)
+	}
+	cliques := map[string]bool{}
+	var nodes []string
+	for _, name := range []string{"gang-0", "gang-1"} {
+		pod, _, err := d.waitRunning(ctx, name)
+		if err != nil {
+			return fmt.Errorf("gang: %w", err)
+		}
+		node, err := d.client.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		clique := node.Labels[simcluster.CliqueLabel]
+		cliques[clique] = true
+		nodes = append(nodes, pod.Spec.NodeName)
+		d.rows = append(d.rows, demoRow{"gang (one clique)", pod.Name, pod.Spec.NodeName, "1 gpu", string(pod.Status.Phase), time.Since(start)})
+	}
+	if len(cliques) != 1 || cliques[""] {
+		return fmt.Errorf("gang: pods landed in cliques %v, want one", cliques)
+	}
+	d.progress("gang: with its sibling both pods run on %s, one NVLink clique, %.2fs after the PodGroup", strings.Join(nodes, ", "), time.Since(start).Seconds())
+	return nil
+}
+
 // unprepareOnDelete: deleting the GPU pod unprepares its claim on the node.
 func (d *demo) unprepareOnDelete(ctx context.Context) error {
 	pod, err := d.client.CoreV1().Pods(demoNamespace).Get(ctx, "gpu-pod", metav1.GetOptions{})
@@ -209,6 +264,13 @@ func (d *demo) runPod(ctx context.Context, manifest, name string) (*corev1.Pod, 
 	if _, err := d.applier.CreateFromFile(ctx, demoNamespace, filepath.Join(d.root, manifest)); err != nil {
 		return nil, 0, err
 	}
+	pod, _, err := d.waitRunning(ctx, name)
+	return pod, time.Since(start), err
+}
+
+// waitRunning waits for a demo pod to be Running.
+func (d *demo) waitRunning(ctx context.Context, name string) (*corev1.Pod, time.Duration, error) {
+	start := time.Now()
 	var pod *corev1.Pod
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, d.timeout, true, func(ctx context.Context) (bool, error) {
 		p, err := d.client.CoreV1().Pods(demoNamespace).Get(ctx, name, metav1.GetOptions{})
