@@ -58,15 +58,12 @@ func MemberStatus(obs Observation, prev []metav1.Condition, now time.Time) v1bet
 		names[p.IPAddress] = p.NodeName
 	}
 	var missing []string
-	for _, a := range obs.State.MissingPeers(obs.Self, Addresses(obs.Peers)) {
-		if !obs.Joining[a] {
-			missing = append(missing, a)
-		}
-	}
 	joining := 0
 	for _, a := range obs.State.MissingPeers(obs.Self, Addresses(obs.Peers)) {
 		if obs.Joining[a] {
 			joining++
+		} else {
+			missing = append(missing, a)
 		}
 	}
 	switch {
