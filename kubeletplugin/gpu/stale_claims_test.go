@@ -1,0 +1,50 @@
+package gpu
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+type fakeClaims map[string]types.UID // "ns/name" → UID
+
+func (f fakeClaims) GetResourceClaim(_ context.Context, ns, name string) (*resourceapi.ResourceClaim, error) {
+	uid, ok := f[ns+"/"+name]
+	if !ok {
+		return nil, apierrors.NewNotFound(resourceapi.Resource("resourceclaims"), name)
+	}
+	return &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid}}, nil
+}
+
+func TestCleanupStaleClaims(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	claims := fakeClaims{"default/alive": "uid-alive", "default/recreated": "uid-new"}
+	d := e.mustDriver(withClaims(claims))
+	for _, c := range []*resourceapi.ResourceClaim{
+		makeClaim("alive", "uid-alive").device("gpu", "gpu-0").obj(),
+		makeClaim("deleted", "uid-deleted").device("gpu", "gpu-1").obj(),
+		makeClaim("recreated", "uid-old").device("gpu", "gpu-2").obj(),
+	} {
+		if _, err := prepareOne(t, d, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.CleanupStaleClaims(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for uid := range loadState(t, e).Claims {
+		left = append(left, uid)
+	}
+	if strings.Join(left, ",") != "uid-alive" {
+		t.Errorf("claims left %v, want [uid-alive]", left)
+	}
+	if got := specFiles(t, e); strings.Join(got, ",") != "uid-alive" {
+		t.Errorf("CDI specs left %v", got)
+	}
+}
