@@ -281,3 +281,38 @@ func TestPublishedDeviceNamesMatchDevices(t *testing.T) {
 		}
 	}
 }
+
+// withMIGOnAFabric gives the A100 MIG profile a multi-node NVLink fabric, so
+// MIG devices on a clique can be checked (no shipped profile has both).
+func withMIGOnAFabric(t *testing.T) envOption {
+	return func(c *mock.Config, _ *testNodeEnv) {
+		p, err := mock.LoadProfile(c.Profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Fabric = &mock.FabricSpec{MultiNode: true, CliqueID: testClique, NodesPerRack: 18}
+		c.ProfileSpec = p
+		c.ClusterUUID = testClusterUUID
+	}
+}
+
+func TestMIGDevicesCarryTheClique(t *testing.T) {
+	want := fmt.Sprintf("%s.%d", testClusterUUID, testClique)
+	for name, opts := range map[string][]envOption{
+		"static MIG":        {withMIGOnAFabric(t)},
+		"partitionable MIG": {withMIGOnAFabric(t), withDynamicMIG()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := newTestNodeEnv(t, "a100-40gb-mig", opts...).mustDriver()
+			devices := allDevices(d.Resources())
+			if len(devices) == 0 {
+				t.Fatal("no devices")
+			}
+			for _, dev := range devices {
+				if got, _ := strAttr(dev, attrCliqueID); got != want {
+					t.Errorf("%s: cliqueID = %q, want %q", dev.Name, got, want)
+				}
+			}
+		})
+	}
+}
