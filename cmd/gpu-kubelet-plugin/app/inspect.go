@@ -23,6 +23,8 @@ type InspectReport struct {
 	CUDADriverVersion string                       `json:"cudaDriverVersion"`
 	PartitionableMIG  bool                         `json:"partitionableMIG"`
 	ResourceSlices    []*resourceapi.ResourceSlice `json:"resourceSlices"`
+	// Comparison is set with --compare-profile.
+	Comparison *ProfileComparison `json:"comparison,omitempty"`
 }
 
 // inspect reads the node through NVML and prints the report as YAML. It
@@ -37,6 +39,11 @@ func inspect(ctx context.Context, o *options, lib nvml.Interface, out io.Writer)
 		NodeName: o.nodeName, DriverName: o.driverName, CliqueID: inv.CliqueID, CliqueLabel: gpu.CliqueLabel,
 		DriverVersion: inv.DriverVersion, CUDADriverVersion: inv.CUDADriverVersion, PartitionableMIG: o.partitionableMIG,
 		ResourceSlices: gpu.ResourceSlices(o.driverName, o.nodeName, res),
+	}
+	if o.compareProfile != "" {
+		if report.Comparison, err = compareWithProfile(ctx, o, o.compareProfile, report.ResourceSlices); err != nil {
+			return err
+		}
 	}
 	data, err := yaml.Marshal(report)
 	if err != nil {

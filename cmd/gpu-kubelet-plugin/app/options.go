@@ -30,6 +30,7 @@ type options struct {
 	pluginsDir       string
 	metricsAddress   string
 	partitionableMIG bool
+	compareProfile   string
 	nvml             backend.Options
 	logConfig        *textlogger.Config
 	// inspect is the dry-run subcommand.
@@ -58,6 +59,9 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs.StringVar(&o.pluginsDir, "kubelet-plugins-directory-path", draplugin.DefaultPluginsDir, "Directory under which <driver>/dra.sock and the checkpoint live.")
 	fs.StringVar(&o.metricsAddress, "metrics-address", "", "Address of the Prometheus /metrics endpoint (e.g. :9090); empty: off.")
 	fs.BoolVar(&o.partitionableMIG, "partitionable-mig", false, "Publish MIG-enabled GPUs as shared counters and every profile/placement, and create MIG instances on prepare (KEP-4815).")
+	if o.inspect {
+		fs.StringVar(&o.compareProfile, "compare-profile", "", "Also build a mock node of this profile and list where its devices differ from this node's (run on a real GPU node to check a profile).")
+	}
 	o.nvml.AddFlags(fs)
 	goflags := flag.NewFlagSet(name, flag.ContinueOnError)
 	o.logConfig.AddFlags(goflags)
