@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,7 +26,7 @@ var WorkloadGates = []string{"GenericWorkload", "DRAWorkloadResourceClaims", "To
 
 // Config of a simulated cluster.
 type Config struct {
-	Topology Topology
+	Topology topology.Topology
 	// DisableWorkloadAPI turns the WorkloadGates off (and scheduling.k8s.io/v1beta1).
 	DisableWorkloadAPI bool
 	// FeatureGates override individual gates after WorkloadGates.
@@ -72,7 +73,7 @@ type Cluster struct {
 
 // simNode is one simulated node's running parts.
 type simNode struct {
-	spec       NodeSpec
+	spec       topology.NodeSpec
 	agent      *nodeagent.Agent
 	stopAgent  context.CancelFunc
 	agentDone  chan struct{}
@@ -242,7 +243,7 @@ func (c *Cluster) startNodes(ctx, runCtx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (c *Cluster) startNode(ctx, runCtx context.Context, spec NodeSpec, leaseRenew time.Duration) (*simNode, error) {
+func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec, leaseRenew time.Duration) (*simNode, error) {
 	paths := nodeagent.PathsFor(filepath.Join(c.dir, "nodes", spec.Name))
 	if err := checkSocketPaths(paths, c.cfg.DriverName); err != nil {
 		return nil, err
@@ -354,8 +355,8 @@ func (c *Cluster) KubeconfigPath() string { return c.kubeconfig }
 func (c *Cluster) Timings() []Timing { return append([]Timing{}, c.timings...) }
 
 // Nodes are the simulated nodes.
-func (c *Cluster) Nodes() []NodeSpec {
-	specs := make([]NodeSpec, 0, len(c.nodes))
+func (c *Cluster) Nodes() []topology.NodeSpec {
+	specs := make([]topology.NodeSpec, 0, len(c.nodes))
 	for _, n := range c.nodes {
 		specs = append(specs, n.spec)
 	}

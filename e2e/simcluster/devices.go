@@ -3,6 +3,7 @@ package simcluster
 import (
 	"crypto/sha256"
 	"fmt"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -23,7 +24,7 @@ const nvidiaMajor = 195
 // TestDriverDevices are the devices the test driver publishes for a node:
 // one "gpu" device per GPU, or, on a MIG profile, one "mig" device per static
 // MIG slice. Names and attributes follow the compatible public names.
-func TestDriverDevices(spec NodeSpec) []testdriver.Device {
+func TestDriverDevices(spec topology.NodeSpec) []testdriver.Device {
 	p := spec.Profile
 	var devices []testdriver.Device
 	for minor := range p.GPUs {
@@ -64,12 +65,12 @@ func TestDriverDevices(spec NodeSpec) []testdriver.Device {
 			attrs["profile"] = resourceapi.DeviceAttribute{StringValue: ptr.To(slice.Profile)}
 			devices = append(devices, testdriver.Device{
 				API: resourceapi.Device{
-					Name:       MIGDeviceName(minor, slice),
+					Name:       topology.MIGDeviceName(minor, slice),
 					Attributes: attrs,
 					Capacity:   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: *resource.NewQuantity(slice.MemoryBytes, resource.BinarySI)}},
 				},
 				Edits: cdispec.ContainerEdits{
-					Env:         []string{deviceEnv(MIGDeviceName(minor, slice), migUUID)},
+					Env:         []string{deviceEnv(topology.MIGDeviceName(minor, slice), migUUID)},
 					DeviceNodes: []*cdispec.DeviceNode{&node},
 				},
 			})

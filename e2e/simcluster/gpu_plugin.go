@@ -3,17 +3,13 @@ package simcluster
 import (
 	"context"
 	"fmt"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"strconv"
 
 	gpuapp "github.com/computedomain-operator/computedomain-operator/cmd/gpu-kubelet-plugin/app"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
-	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 )
-
-// MockClusterName seeds the mock NVML's NVLink cluster UUIDs: every node of
-// one rack reports the same clique.
-const MockClusterName = "simcluster"
 
 // GPUPluginComponent runs the project's GPU kubelet plugin in-process on each
 // node, through its Run entry point with the flags its DaemonSet pod would
@@ -43,25 +39,11 @@ func GPUPluginArgs(env NodeEnv) []string {
 		"--nvml=mock",
 		"--nvml-mock-profile=" + env.Spec.Profile.Name,
 		"--nvml-mock-node-name=" + env.Spec.Name,
-		"--nvml-mock-cluster=" + MockClusterName,
+		"--nvml-mock-cluster=" + topology.MockClusterName,
 		"--nvml-mock-rack=" + strconv.Itoa(max(env.Spec.Rack, 0)),
 		"--host-root=" + env.Paths.Root,
 		"--cdi-root=" + env.Paths.CDI,
 		"--kubelet-registrar-directory-path=" + env.Paths.PluginsRegistry,
 		"--kubelet-plugins-directory-path=" + env.Paths.Plugins,
 	}
-}
-
-// mockCliqueID is the clique the mock NVML reports for a node: what the GPU
-// plugin labels the node with.
-func mockCliqueID(profile, node string, rack int) (string, error) {
-	lib, err := mock.New(mock.Config{NodeName: node, Profile: profile, Cluster: MockClusterName, Rack: max(rack, 0)})
-	if err != nil {
-		return "", err
-	}
-	if r := lib.Init(); r != nvml.SUCCESS {
-		return "", fmt.Errorf("mock NVML of %s: init: %v", node, r)
-	}
-	defer lib.Shutdown()
-	return nvml.NodeCliqueID(lib)
 }

@@ -2,6 +2,7 @@ package simcluster
 
 import (
 	"context"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"path/filepath"
 
 	"k8s.io/client-go/kubernetes"
@@ -14,7 +15,7 @@ import (
 // NodeEnv is what a per-node component gets: its node, the node's host-root
 // paths and a way to reach the cluster.
 type NodeEnv struct {
-	Spec       NodeSpec
+	Spec       topology.NodeSpec
 	Paths      nodeagent.Paths
 	Client     kubernetes.Interface
 	RESTConfig *rest.Config

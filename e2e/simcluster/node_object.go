@@ -1,6 +1,7 @@
 package simcluster
 
 import (
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -8,7 +9,7 @@ import (
 
 // NodeObject is the Node a simulated node registers, with its capacity,
 // labels and loopback address.
-func NodeObject(spec NodeSpec) *corev1.Node {
+func NodeObject(spec topology.NodeSpec) *corev1.Node {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse(spec.Profile.CPU),
 		corev1.ResourceMemory:           resource.MustParse(spec.Profile.Memory),

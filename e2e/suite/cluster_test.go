@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -9,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 )
 
 var _ = Describe("The GPU cluster", func() {
@@ -33,7 +33,7 @@ var _ = Describe("The GPU cluster", func() {
 			Expect(withDevices).To(HaveKey(n.Name))
 			node, err := env.client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(node.Labels[simcluster.CliqueLabel]).To(Equal(n.CliqueID), "node %s clique label", n.Name)
+			Expect(node.Labels[topology.CliqueLabel]).To(Equal(n.CliqueID), "node %s clique label", n.Name)
 		}
 	})
 })

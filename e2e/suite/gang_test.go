@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"os"
 	"time"
 
@@ -43,7 +44,7 @@ var _ = Describe("A gang of two GPU pods with a clique topology constraint", fun
 			pod := runningPod(ctx, ns, name)
 			node, err := env.client.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			cliques[node.Labels[simcluster.CliqueLabel]] = true
+			cliques[node.Labels[topology.CliqueLabel]] = true
 		}
 		Expect(cliques).To(HaveLen(1), "both pods share one clique")
 		Expect(cliques).NotTo(HaveKey(""), "the clique is a real one")

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"os"
 	"testing"
 	"time"
@@ -59,9 +60,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		startCtx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
 		defer cancel()
 		env.sim, err = simcluster.Start(startCtx, simcluster.Config{
-			Topology: simcluster.Topology{
+			Topology: topology.Topology{
 				Profile: "gb200-nvl72", Racks: 1, NodesPerRack: 4,
-				Extra: []simcluster.NodePool{{Profile: "hgx-h100-8", Count: 1}, {Profile: "a100-40gb-mig", Count: 1}},
+				Extra: []topology.NodePool{{Profile: "hgx-h100-8", Count: 1}, {Profile: "a100-40gb-mig", Count: 1}},
 			},
 			NodeMonitorGracePeriod: simGracePeriod,
 			RunDuration:            2 * time.Second,

@@ -1,4 +1,7 @@
-package simcluster
+// Package topology describes the shape of a simulated GPU cluster: GPU
+// profiles (the mock NVML's names), racks that share an NVLink clique, extra
+// node pools, node names, loopback addresses and labels.
+package topology
 
 import (
 	"fmt"

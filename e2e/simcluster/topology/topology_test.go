@@ -1,4 +1,4 @@
-package simcluster
+package topology
 
 import (
 	"strings"

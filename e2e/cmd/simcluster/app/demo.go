@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"io"
 	"os"
 	"path/filepath"
@@ -214,7 +215,7 @@ func (d *demo) gang(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		clique := node.Labels[simcluster.CliqueLabel]
+		clique := node.Labels[topology.CliqueLabel]
 		cliques[clique] = true
 		nodes = append(nodes, pod.Spec.NodeName)
 		d.rows = append(d.rows, demoRow{"gang (one clique)", pod.Name, pod.Spec.NodeName, "1 gpu", string(pod.Status.Phase), time.Since(start)})

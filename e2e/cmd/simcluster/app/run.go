@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"io"
 	"strings"
 	"time"
@@ -63,7 +64,7 @@ type clusterFlags struct {
 }
 
 func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra string) {
-	fs.StringVar(&f.profile, "profile", "gb200-nvl72", "GPU profile of the rack nodes: "+strings.Join(simcluster.ProfileNames(), ", "))
+	fs.StringVar(&f.profile, "profile", "gb200-nvl72", "GPU profile of the rack nodes: "+strings.Join(topology.ProfileNames(), ", "))
 	fs.IntVar(&f.racks, "racks", racks, "number of racks (one NVLink clique each)")
 	fs.IntVar(&f.nodesPerRack, "nodes-per-rack", nodesPerRack, "nodes per rack (at most 18 for NVL72)")
 	fs.StringVar(&f.extra, "extra", extra, "extra nodes outside the racks, <profile>:<count>[,...]")
@@ -77,7 +78,7 @@ func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra
 }
 
 func (f *clusterFlags) config() (simcluster.Config, error) {
-	extra, err := simcluster.ParseNodePools(f.extra)
+	extra, err := topology.ParseNodePools(f.extra)
 	if err != nil {
 		var components []simcluster.NodeComponent
 		switch f.draDriver {
@@ -102,7 +103,7 @@ func (f *clusterFlags) config() (simcluster.Config, error) {
 	}
 	return simcluster.Config{
 		NodeComponents:         components,
-		Topology:               simcluster.Topology{Profile: f.profile, Racks: f.racks, NodesPerRack: f.nodesPerRack, Extra: extra},
+		Topology:               topology.Topology{Profile: f.profile, Racks: f.racks, NodesPerRack: f.nodesPerRack, Extra: extra},
 		DisableWorkloadAPI:     !f.workloadAPI,
 		Dir:                    f.dir,
 		NodeMonitorGracePeriod: f.gracePeriod,

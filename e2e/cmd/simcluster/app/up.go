@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"io"
 	"time"
 
@@ -48,7 +49,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // describeNodes summarizes node counts per profile, e.g. "36 gb200-nvl72, 2 hgx-h100-8".
-func describeNodes(nodes []simcluster.NodeSpec) string {
+func describeNodes(nodes []topology.NodeSpec) string {
 	counts := map[string]int{}
 	var order []string
 	for _, n := range nodes {
