@@ -1,0 +1,63 @@
+package gpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDeviceEdits(t *testing.T) {
+	withCaps := hostDevices{uvmMajor: 510, capsMajor: 236, migMinors: map[string]int{"gpu1/gi3/access": 30, "gpu1/gi3/ci0/access": 31}}
+	mig := preparedDevice{Name: "gpu-1-mig-1g5gb-19-2", ParentMinor: 1, Data: deviceData{Type: deviceTypeMig, UUID: "MIG-x", GIID: 3, CIID: 0}}
+	cases := map[string]struct {
+		hd        hostDevices
+		dev       preparedDevice
+		wantNodes []string
+		wantEnv   []string
+		wantErr   string
+	}{
+		"a full GPU gets its node and UUID": {
+			hd:        withCaps,
+			dev:       preparedDevice{Name: "gpu-3", ParentMinor: 3, Data: deviceData{Type: deviceTypeGpu, UUID: "GPU-3"}, SharingEnv: []string{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=20"}},
+			wantNodes: []string{"/dev/nvidia3"},
+			wantEnv:   []string{"NVIDIA_DRA_DEVICE_GPU_3=GPU-3", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=20"},
+		},
+		"a MIG device adds its GI and CI capabilities": {
+			hd:        withCaps,
+			dev:       mig,
+			wantNodes: []string{"/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap30", "/dev/nvidia-caps/nvidia-cap31"},
+			wantEnv:   []string{"NVIDIA_DRA_DEVICE_GPU_1_MIG_1G5GB_19_2=MIG-x"},
+		},
+		"a MIG device on a node without nvidia-caps fails with the reason": {
+			hd: hostDevices{migMinors: map[string]int{}}, dev: mig, wantErr: "nvidia-caps device, not found in /proc/devices",
+		},
+		"a MIG device whose capability minor is unknown fails naming it": {
+			hd: hostDevices{capsMajor: 236, migMinors: map[string]int{}}, dev: mig, wantErr: "gpu1/gi3/access not in",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := deviceEdits(tc.hd, tc.dev)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nodes []string
+			for _, n := range got.Edits.DeviceNodes {
+				nodes = append(nodes, n.Path)
+			}
+			if diff := cmp.Diff(tc.wantNodes, nodes); diff != "" {
+				t.Errorf("device nodes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantEnv, got.Edits.Env); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
