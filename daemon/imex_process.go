@@ -26,6 +26,9 @@ type ExecStarter struct {
 func (e ExecStarter) Start(_ context.Context, configPath string) (Process, error) {
 	cmd := exec.Command(e.Binary, "-c", configPath)
 	cmd.Stdout, cmd.Stderr, cmd.Env = e.Stdout, e.Stderr, e.Env
+	// IMEX dies with the daemon: a restarted daemon must find the ports
+	// free, not held by an orphan.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", e.Binary, err)
 	}
