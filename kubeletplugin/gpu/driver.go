@@ -183,7 +183,7 @@ func (d *Driver) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	changes, cancel := d.health.subscribe()
 	defer cancel()
-	go d.health.run(ctx, d.gpuUUIDs())
+	go d.health.run(ctx, d.gpuUUIDs)
 	t := d.clock.NewTicker(d.cfg.StaleClaimInterval)
 	defer t.Stop()
 	cliqueTicker := d.clock.NewTicker(d.cfg.CliqueRefreshInterval)
@@ -209,11 +209,38 @@ func (d *Driver) Run(ctx context.Context) {
 				logger.Error(err, "Stale claim cleanup failed")
 			}
 		case <-cliqueTicker.C():
+			if err := d.RediscoverLostGPUs(ctx); err != nil {
+				logger.Error(err, "Rediscovering lost GPUs failed")
+			}
 			if err := d.RefreshClique(ctx); err != nil {
 				logger.Error(err, "Clique refresh failed")
 			}
 		}
 	}
+}
+
+// RediscoverLostGPUs re-reads the node when GPUs were lost at discovery and
+// republishes once any of them answers again.
+func (d *Driver) RediscoverLostGPUs(ctx context.Context) error {
+	d.mu.Lock()
+	lost := len(d.inventory.LostGPUs)
+	d.mu.Unlock()
+	if lost == 0 {
+		return nil
+	}
+	inv, err := DiscoverInventory(ctx, d.nvml, d.cfg.HostRoot)
+	if err != nil {
+		return err
+	}
+	if len(inv.LostGPUs) >= lost {
+		return nil
+	}
+	d.mu.Lock()
+	d.inventory = inv
+	d.metrics.setDeviceStates(d.deviceStates())
+	d.mu.Unlock()
+	klog.FromContext(ctx).Info("Lost GPUs are back", "gpus", len(inv.GPUs), "stillLost", len(inv.LostGPUs))
+	return d.Publish(ctx)
 }
 
 func (d *Driver) gpuUUIDs() []string {

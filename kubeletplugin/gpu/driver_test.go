@@ -82,3 +82,37 @@ func TestHandleErrorStopsOnlyOnFatalErrors(t *testing.T) {
 		t.Errorf("fatal errors %v, want the dropped-fields error", fatal)
 	}
 }
+
+func TestAGPULostAtStartIsLeftOutUntilItReturns(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	if err := e.lib.SetGPULost(3, true); err != nil {
+		t.Fatal(err)
+	}
+	d := e.mustDriver()
+	names := func() []string {
+		var out []string
+		for _, dev := range allDevices(d.Resources()) {
+			out = append(out, dev.Name)
+		}
+		return out
+	}
+	if got := strings.Join(names(), ","); strings.Contains(got, "gpu-3") || len(names()) != 7 {
+		t.Errorf("devices with GPU 3 lost: %s", got)
+	}
+	ctx := testContext(t)
+	if err := d.RediscoverLostGPUs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(names()) != 7 {
+		t.Error("a still-lost GPU reappeared")
+	}
+	if err := e.lib.SetGPULost(3, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RediscoverLostGPUs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 8 {
+		t.Errorf("devices after GPU 3 returned: %v", got)
+	}
+}

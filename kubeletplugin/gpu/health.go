@@ -328,13 +328,15 @@ func (h *healthMonitor) watchEvents(ctx context.Context, uuids []string) error {
 	return nil
 }
 
-// run probes periodically until ctx ends.
-func (h *healthMonitor) run(ctx context.Context, uuids []string) {
-	go func() { _ = h.watchEvents(ctx, uuids) }()
+// run probes periodically until ctx ends; uuids lists the GPUs to probe now
+// (it grows when lost GPUs come back). Events are registered for the GPUs
+// present at start.
+func (h *healthMonitor) run(ctx context.Context, uuids func() []string) {
+	go func() { _ = h.watchEvents(ctx, uuids()) }()
 	t := h.clock.NewTicker(h.opts.ProbeInterval)
 	defer t.Stop()
 	for {
-		h.probe(ctx, uuids)
+		h.probe(ctx, uuids())
 		select {
 		case <-ctx.Done():
 			return

@@ -11,6 +11,9 @@ type Inventory struct {
 	// CliqueID is "<clusterUUID>.<cliqueId>", empty without multi-node NVLink.
 	CliqueID string
 	GPUs     []GPU
+	// LostGPUs are the NVML indexes of GPUs that had fallen off the bus at
+	// discovery: left out until a rediscovery finds them again.
+	LostGPUs []int
 }
 
 // GPU is one full GPU.

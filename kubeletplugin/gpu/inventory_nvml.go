@@ -17,7 +17,7 @@ import (
 // pcieRoot attribute from sysfs under hostRoot, and is left empty where it
 // cannot be resolved.
 func DiscoverInventory(ctx context.Context, lib nvml.Interface, hostRoot string) (Inventory, error) {
-	node, err := nvml.Discover(ctx, lib)
+	node, err := nvml.DiscoverWithOptions(ctx, lib, nvml.DiscoverOptions{SkipLostGPUs: true})
 	if err != nil {
 		return Inventory{}, fmt.Errorf("discover GPUs: %w", err)
 	}
@@ -55,7 +55,7 @@ func cliqueOrNone(ctx context.Context, clique string, err error) (string, error)
 }
 
 func inventoryFromNode(node *nvml.NodeInfo, clique string, pcieRoot func(string) string) Inventory {
-	inv := Inventory{DriverVersion: node.DriverVersion, CUDADriverVersion: node.CUDADriverVersion, CliqueID: clique}
+	inv := Inventory{DriverVersion: node.DriverVersion, CUDADriverVersion: node.CUDADriverVersion, CliqueID: clique, LostGPUs: node.LostGPUs}
 	for _, g := range node.GPUs {
 		gpu := GPU{
 			UUID: g.UUID, Index: g.Index, Minor: g.Minor, PCIBusID: g.PCIBusID, NUMANode: g.NUMANode,
