@@ -15,14 +15,16 @@ import (
 // InspectReport is what "inspect" prints: the node's clique and the
 // ResourceSlices the plugin would publish.
 type InspectReport struct {
-	NodeName          string                       `json:"nodeName"`
-	DriverName        string                       `json:"driverName"`
-	CliqueID          string                       `json:"cliqueID"`
-	CliqueLabel       string                       `json:"cliqueLabel"`
-	DriverVersion     string                       `json:"driverVersion"`
-	CUDADriverVersion string                       `json:"cudaDriverVersion"`
-	PartitionableMIG  bool                         `json:"partitionableMIG"`
-	ResourceSlices    []*resourceapi.ResourceSlice `json:"resourceSlices"`
+	NodeName          string `json:"nodeName"`
+	DriverName        string `json:"driverName"`
+	CliqueID          string `json:"cliqueID"`
+	CliqueLabel       string `json:"cliqueLabel"`
+	DriverVersion     string `json:"driverVersion"`
+	CUDADriverVersion string `json:"cudaDriverVersion"`
+	PartitionableMIG  bool   `json:"partitionableMIG"`
+	// LostGPUs are NVML indexes of GPUs that fell off the bus: not published.
+	LostGPUs       []int                        `json:"lostGPUs,omitempty"`
+	ResourceSlices []*resourceapi.ResourceSlice `json:"resourceSlices"`
 	// Comparison is set with --compare-profile.
 	Comparison *ProfileComparison `json:"comparison,omitempty"`
 }
@@ -38,6 +40,7 @@ func inspect(ctx context.Context, o *options, lib nvml.Interface, out io.Writer)
 	report := InspectReport{
 		NodeName: o.nodeName, DriverName: o.driverName, CliqueID: inv.CliqueID, CliqueLabel: gpu.CliqueLabel,
 		DriverVersion: inv.DriverVersion, CUDADriverVersion: inv.CUDADriverVersion, PartitionableMIG: o.partitionableMIG,
+		LostGPUs:       inv.LostGPUs,
 		ResourceSlices: gpu.ResourceSlices(o.driverName, o.nodeName, res),
 	}
 	if o.compareProfile != "" {
