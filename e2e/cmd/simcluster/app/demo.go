@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
@@ -70,8 +71,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("start cluster: %w", err)
 	}
 	defer d.cluster.Stop()
-	d.client = d.cluster.Client()
-	if d.applier, err = simcluster.NewApplier(d.cluster.RESTConfig()); err != nil {
+	// The demo's own clients do not print API deprecation warnings (the
+	// Workload API's PodGroup v1beta1 has one) between the progress lines.
+	restConfig := d.cluster.RESTConfig()
+	restConfig.WarningHandler = rest.NoWarnings{}
+	if d.client, err = kubernetes.NewForConfig(restConfig); err != nil {
+		return err
+	}
+	if d.applier, err = simcluster.NewApplier(restConfig); err != nil {
 		return err
 	}
 	var phases []string
