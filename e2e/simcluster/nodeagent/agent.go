@@ -38,7 +38,10 @@ type Config struct {
 	RenewInterval time.Duration
 	// RunDuration is how long the containers of a pod that does not restart
 	// (a Job's pod) run before they exit 0. Zero means they run until deleted.
+	// It applies to pods without a container of a Runtime image.
 	RunDuration time.Duration
+	// Runtime runs containers of known images in-process (optional).
+	Runtime ContainerRuntime
 }
 
 // Agent is the kubelet's stand-in on one simulated node.
@@ -60,6 +63,8 @@ type podState struct {
 	prepared  bool
 	startedAt time.Time
 	finished  bool
+	// containers are the pod's containers run by the Runtime, by name.
+	containers map[string]*runningContainer
 }
 
 // New checks the configuration and creates the node's directories.

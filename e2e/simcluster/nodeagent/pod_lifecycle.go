@@ -28,6 +28,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 		st := a.pods[key]
 		a.mu.Unlock()
 		if st != nil {
+			a.stopContainers(st, 0)
 			if err := a.unprepare(ctx, st); err != nil {
 				return 0, err
 			}
@@ -41,6 +42,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 
 	st, stale := a.state(key, pod.UID)
 	if stale != nil {
+		a.stopContainers(stale, 0)
 		if err := a.unprepare(ctx, stale); err != nil {
 			return 0, err
 		}
@@ -58,12 +60,14 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 		st.finished = true
 		return 0, a.unprepare(ctx, st)
 	case !st.prepared:
-		return a.start(ctx, st)
+		return a.start(ctx, key, st)
+	case len(st.containers) > 0:
+		return a.superviseContainers(ctx, key, st)
 	case runsToCompletion(pod) && a.cfg.RunDuration > 0:
 		if left := time.Until(st.startedAt.Add(a.cfg.RunDuration)); left > 0 {
 			return left, nil
 		}
-		return 0, a.finish(ctx, st)
+		return 0, a.finish(ctx, st, 0)
 	}
 	return 0, nil
 }
@@ -71,7 +75,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 // start prepares the pod's claims (kubelet: before creating the sandbox),
 // resolves every container's CDI devices, records the edits and reports the
 // containers Running.
-func (a *Agent) start(ctx context.Context, st *podState) (time.Duration, error) {
+func (a *Agent) start(ctx context.Context, key string, st *podState) (time.Duration, error) {
 	pod := st.pod
 	if err := a.dra.PrepareResources(ctx, pod); err != nil {
 		msg := fmt.Sprintf("prepare dynamic resources: %v", err)
@@ -101,22 +105,31 @@ func (a *Agent) start(ctx context.Context, st *podState) (time.Duration, error) 
 	if err := a.recordEdits(ctx, pod, edits); err != nil {
 		return 0, err
 	}
+	if err := a.startContainers(ctx, key, st, edits); err != nil {
+		msg := err.Error()
+		_ = a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return waitingStatus(p, "CreateContainerError", msg) })
+		return 0, err
+	}
 	st.startedAt = time.Now()
 	startedAt := metav1.NewTime(st.startedAt)
 	if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return runningStatus(p, a.nodeIP, startedAt) }); err != nil {
 		return 0, err
 	}
 	klog.FromContext(ctx).V(2).Info("Pod running", "containers", len(edits))
-	if runsToCompletion(pod) && a.cfg.RunDuration > 0 {
+	if len(st.containers) == 0 && runsToCompletion(pod) && a.cfg.RunDuration > 0 {
 		return a.cfg.RunDuration, nil
 	}
 	return 0, nil
 }
 
-// finish ends a job pod's containers with exit code 0 and releases its claims.
-func (a *Agent) finish(ctx context.Context, st *podState) error {
+// finish ends a pod's containers with exitCode and releases its claims.
+func (a *Agent) finish(ctx context.Context, st *podState, exitCode int32) error {
 	now := metav1.Now()
-	if err := a.updateStatus(ctx, st.pod, func(p *corev1.Pod) corev1.PodStatus { return terminatedStatus(p, 0, "Completed", now) }); err != nil {
+	reason := "Completed"
+	if exitCode != 0 {
+		reason = "Error"
+	}
+	if err := a.updateStatus(ctx, st.pod, func(p *corev1.Pod) corev1.PodStatus { return terminatedStatus(p, exitCode, reason, now) }); err != nil {
 		return err
 	}
 	st.finished = true
@@ -128,6 +141,11 @@ func (a *Agent) finish(ctx context.Context, st *podState) error {
 // precondition), which is the kubelet's last step.
 func (a *Agent) terminate(ctx context.Context, key string, st *podState) error {
 	pod := st.pod
+	grace := 30 * time.Second
+	if pod.DeletionGracePeriodSeconds != nil {
+		grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	}
+	a.stopContainers(st, grace)
 	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed && st.prepared {
 		now := metav1.Now()
 		if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus {

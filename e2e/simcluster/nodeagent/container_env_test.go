@@ -1,0 +1,99 @@
+package nodeagent
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func daemonPod() *corev1.Pod {
+	field := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "daemon-x", Namespace: "ops", UID: "uid-1"},
+		Spec: corev1.PodSpec{
+			NodeName: "gb200-r0-n01",
+			Volumes: []corev1.Volume{
+				{Name: "plugins", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/kubelet/plugins"}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
+			Containers: []corev1.Container{{
+				Name:    "daemon",
+				Command: []string{"/bin/daemon"},
+				Args:    []string{"--node-name=$(NODE_NAME)", "--ip-address=$(POD_IP)", "--state=/plugins/cd/state", "--tmp=/scratch", "--other=/etc/x", "$(LEVEL)"},
+				Env:     []corev1.EnvVar{field("NODE_NAME", "spec.nodeName"), field("POD_IP", "status.podIP"), {Name: "LEVEL", Value: "-v=$(DEPTH)"}},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "plugins", MountPath: "/plugins"},
+					{Name: "scratch", MountPath: "/scratch"},
+				},
+			}},
+		},
+	}
+}
+
+func TestContainerView(t *testing.T) {
+	pod := daemonPod()
+	a := &Agent{cfg: Config{Paths: PathsFor("/sim/nodes/n1")}, nodeIP: "127.0.1.2"}
+	got, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{Env: []string{"IMEX_DIR=/imex", "POD_IP=overridden-by-cdi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ got, want any }{
+		"field references resolve, CDI variables come last and win": {
+			got: got.Env,
+			want: map[string]string{
+				"NODE_NAME": "gb200-r0-n01", "POD_IP": "overridden-by-cdi", "LEVEL": "-v=$(DEPTH)", "IMEX_DIR": "/imex",
+			},
+		},
+		"args expand the spec's variables (not CDI's) and map paths under mounts onto the host root": {
+			got: got.Args,
+			want: []string{
+				"/bin/daemon", "--node-name=gb200-r0-n01", "--ip-address=127.0.1.2",
+				"--state=/sim/nodes/n1/var/lib/kubelet/plugins/cd/state",
+				"--tmp=/sim/nodes/n1/var/lib/kubelet/pods/uid-1/volumes/empty-dir/scratch",
+				"--other=/etc/x", "-v=$(DEPTH)",
+			},
+		},
+		"mounts land under the node root": {
+			got: got.Mounts,
+			want: map[string]string{
+				"/plugins": "/sim/nodes/n1/var/lib/kubelet/plugins",
+				"/scratch": "/sim/nodes/n1/var/lib/kubelet/pods/uid-1/volumes/empty-dir/scratch",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContainerViewRefusesWhatANodeCannotResolve(t *testing.T) {
+	cases := map[string]func(*corev1.Pod){
+		"a secret volume": func(p *corev1.Pod) {
+			p.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}
+		},
+		"an unknown field path": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath = "metadata.labels['x']"
+		},
+		"a configMap env source": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{Key: "k"}}}}
+		},
+	}
+	for name, mutate := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := daemonPod()
+			mutate(pod)
+			a := &Agent{cfg: Config{Paths: PathsFor("/sim/nodes/n1")}, nodeIP: "127.0.1.2"}
+			if _, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{}); err == nil {
+				t.Fatal("buildContainer() succeeded, want an error")
+			}
+		})
+	}
+}

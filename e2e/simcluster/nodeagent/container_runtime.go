@@ -1,0 +1,53 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Container is what a runtime gets to run one container of a pod on this
+// node: the kubelet's view after CDI edits, with paths mapped onto the
+// node's host root.
+type Container struct {
+	Pod       *corev1.Pod
+	Container *corev1.Container
+	// Args is command + args with $(VAR) expanded and absolute paths under
+	// a volume mount rewritten to the host root.
+	Args []string
+	// Env is the container's environment, CDI variables included.
+	Env map[string]string
+	// Mounts maps container paths to host paths under the node's root.
+	Mounts map[string]string
+	// Edits are the container's resolved CDI edits.
+	Edits ContainerEdits
+	// NodeRoot is the node's host root.
+	NodeRoot string
+}
+
+// ContainerRuntime runs the containers of known images in-process. A
+// container of an image it does not handle only "runs" (see Config.RunDuration).
+type ContainerRuntime interface {
+	// Handles reports whether the runtime runs this image.
+	Handles(image string) bool
+	// Run runs the container until ctx ends (the pod is being deleted) or it
+	// exits by itself; a nil error is exit code 0.
+	Run(ctx context.Context, c Container) error
+}
+
+// buildContainer prepares the runtime view of one container.
+func (a *Agent) buildContainer(pod *corev1.Pod, c *corev1.Container, edits ContainerEdits) (Container, error) {
+	env, err := containerEnv(pod, c, a.nodeIP)
+	if err != nil {
+		return Container{}, fmt.Errorf("container %s: %w", c.Name, err)
+	}
+	mounts, err := containerMounts(pod, c, a.cfg.Paths.Root)
+	if err != nil {
+		return Container{}, fmt.Errorf("container %s: %w", c.Name, err)
+	}
+	return Container{
+		Pod: pod, Container: c, Env: withCDIEnv(env, edits.Env), Mounts: mounts, Edits: edits, NodeRoot: a.cfg.Paths.Root,
+		Args: mapArgs(mounts, containerArgs(c, env)),
+	}, nil
+}
