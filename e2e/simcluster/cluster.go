@@ -32,7 +32,8 @@ type Config struct {
 	// FeatureGates override individual gates after WorkloadGates.
 	FeatureGates map[string]bool
 	// Dir holds etcd data, the kubeconfig and every node's host root
-	// (<Dir>/nodes/<name>). Empty: a temporary directory removed on Stop.
+	// (<Dir>/n/<name>). Empty: a temporary directory removed on Stop. Keep it
+	// short: the plugin sockets under it must fit a unix socket address.
 	Dir string
 	// NodeMonitorGracePeriod of the node lifecycle controller (default 20s);
 	// nodes renew their Lease every quarter of it.
@@ -46,6 +47,12 @@ type Config struct {
 	NodeComponents []NodeComponent
 	// StartParallelism bounds how many nodes start at once (default 8).
 	StartParallelism int
+	// ComputeDomains installs the ComputeDomain CRDs and runs the controller,
+	// the compute-domain kubelet plugin on every node, and the IMEX daemon
+	// pods in-process (image DaemonImage).
+	ComputeDomains bool
+	// Images are extra container images the node agents run in-process.
+	Images map[string]ImageRunner
 }
 
 // Timing is the duration of one startup phase.
@@ -97,6 +104,14 @@ func (c *Config) defaults() {
 	if c.NodeComponents == nil {
 		c.NodeComponents = []NodeComponent{GPUPluginComponent()}
 	}
+	if c.ComputeDomains {
+		c.NodeComponents = append(c.NodeComponents, ComputeDomainPluginComponent())
+		images := map[string]ImageRunner{DaemonImage: ComputeDomainDaemonRunner}
+		for image, run := range c.Images {
+			images[image] = run
+		}
+		c.Images = images
+	}
 	if c.StartParallelism <= 0 {
 		c.StartParallelism = 8
 	}
@@ -125,7 +140,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	logger := klog.FromContext(ctx)
 	c := &Cluster{cfg: cfg, dir: cfg.Dir}
 	if c.dir == "" {
-		if c.dir, err = os.MkdirTemp("", "simcluster-"); err != nil {
+		if c.dir, err = os.MkdirTemp("", "sc"); err != nil {
 			return nil, err
 		}
 		c.ownsDir = true
@@ -175,8 +190,17 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.components = append(c.components, kcm)
-	if err := c.installDeviceClasses(ctx); err != nil {
+	applier, err := NewApplier(c.api.Config)
+	if err != nil {
 		return nil, err
+	}
+	if err := c.installDeviceClasses(ctx, applier); err != nil {
+		return nil, err
+	}
+	if cfg.ComputeDomains {
+		if err := c.startComputeDomainController(ctx, runCtx, applier); err != nil {
+			return nil, err
+		}
 	}
 	phase("scheduler+controllers", t)
 
@@ -199,12 +223,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	return c, nil
 }
 
-func (c *Cluster) installDeviceClasses(ctx context.Context) error {
+func (c *Cluster) installDeviceClasses(ctx context.Context, applier *Applier) error {
 	docs, err := deviceClassManifests()
-	if err != nil {
-		return err
-	}
-	applier, err := NewApplier(c.api.Config)
 	if err != nil {
 		return err
 	}
@@ -244,8 +264,18 @@ func (c *Cluster) startNodes(ctx, runCtx context.Context) error {
 }
 
 func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec, leaseRenew time.Duration) (*simNode, error) {
-	paths := nodeagent.PathsFor(filepath.Join(c.dir, "nodes", spec.Name))
-	if err := checkSocketPaths(paths, c.cfg.DriverName); err != nil {
+	// Short names: unix socket paths must stay within 107 bytes.
+	paths := nodeagent.PathsFor(filepath.Join(c.dir, "n", spec.Name))
+	drivers := []string{c.cfg.DriverName}
+	if c.cfg.ComputeDomains {
+		drivers = append(drivers, ComputeDomainDriverName)
+	}
+	for _, driver := range drivers {
+		if err := checkSocketPaths(paths, driver); err != nil {
+			return nil, err
+		}
+	}
+	if err := fakeHostRoot(spec, paths.Root); err != nil {
 		return nil, err
 	}
 	agent, err := nodeagent.New(nodeagent.Config{
@@ -255,6 +285,7 @@ func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec,
 		LeaseDuration: c.cfg.NodeMonitorGracePeriod,
 		RenewInterval: leaseRenew,
 		RunDuration:   c.cfg.RunDuration,
+		Runtime:       c.runtime(),
 	})
 	if err != nil {
 		return nil, err
@@ -283,6 +314,14 @@ func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec,
 	return n, nil
 }
 
+// runtime is the node agents' container runtime: nil without images.
+func (c *Cluster) runtime() nodeagent.ContainerRuntime {
+	if len(c.cfg.Images) == 0 {
+		return nil
+	}
+	return imageRuntime{restConfig: c.api.Config, runners: c.cfg.Images}
+}
+
 // maxSocketPath is the longest unix socket path Linux accepts (108 bytes
 // with the terminating NUL).
 const maxSocketPath = 107
@@ -301,8 +340,8 @@ func checkSocketPaths(paths nodeagent.Paths, driver string) error {
 	return nil
 }
 
-// waitForDevices waits until every node has a ResourceSlice of the driver
-// and every node is Ready.
+// waitForDevices waits until every node has a ResourceSlice of each DRA
+// driver and every node is Ready.
 func (c *Cluster) waitForDevices(ctx context.Context) error {
 	want := len(c.nodes)
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -317,14 +356,20 @@ func (c *Cluster) waitForDevices(ctx context.Context) error {
 		if err != nil {
 			return false, nil
 		}
-		seen := map[string]bool{}
-		for _, s := range slices.Items {
-			if s.Spec.Driver == c.cfg.DriverName && s.Spec.NodeName != nil {
-				seen[*s.Spec.NodeName] = true
-			}
+		drivers := []string{c.cfg.DriverName}
+		if c.cfg.ComputeDomains {
+			drivers = append(drivers, ComputeDomainDriverName)
 		}
-		if len(seen) < want {
-			return false, nil
+		for _, driver := range drivers {
+			seen := map[string]bool{}
+			for _, s := range slices.Items {
+				if s.Spec.Driver == driver && s.Spec.NodeName != nil {
+					seen[*s.Spec.NodeName] = true
+				}
+			}
+			if len(seen) < want {
+				return false, nil
+			}
 		}
 		nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {

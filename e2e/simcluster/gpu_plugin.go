@@ -19,31 +19,43 @@ func GPUPluginComponent() NodeComponent {
 	return NodeComponent{
 		Name: "gpu-kubelet-plugin",
 		Run: func(ctx context.Context, env NodeEnv) error {
-			profile, err := mock.LoadProfile(env.Spec.Profile.Name)
-			if err != nil {
-				return err
-			}
-			if _, err := hostroot.Fake(env.Paths.Root, profile.FakeHostRootSpec(env.Spec.Name)); err != nil {
-				return fmt.Errorf("node %s: fake host root: %w", env.Spec.Name, err)
-			}
 			return gpuapp.RunWithConfig(ctx, env.RESTConfig, GPUPluginArgs(env), nil)
 		},
 	}
 }
 
+// fakeHostRoot gives a node's host root the mock NVML's fake /dev, /proc
+// and /sys, before any component starts.
+func fakeHostRoot(spec topology.NodeSpec, root string) error {
+	profile, err := mock.LoadProfile(spec.Profile.Name)
+	if err != nil {
+		return err
+	}
+	if _, err := hostroot.Fake(root, profile.FakeHostRootSpec(spec.Name)); err != nil {
+		return fmt.Errorf("node %s: fake host root: %w", spec.Name, err)
+	}
+	return nil
+}
+
 // GPUPluginArgs are the plugin's flags on a simulated node.
 func GPUPluginArgs(env NodeEnv) []string {
-	return []string{
+	return append([]string{
 		"--node-name=" + env.Spec.Name,
 		"--driver-name=" + env.DriverName,
+		"--host-root=" + env.Paths.Root,
+		"--cdi-root=" + env.Paths.CDI,
+		"--kubelet-registrar-directory-path=" + env.Paths.PluginsRegistry,
+		"--kubelet-plugins-directory-path=" + env.Paths.Plugins,
+	}, mockNVMLArgs(env)...)
+}
+
+// mockNVMLArgs select the mock NVML of the node's profile and rack.
+func mockNVMLArgs(env NodeEnv) []string {
+	return []string{
 		"--nvml=mock",
 		"--nvml-mock-profile=" + env.Spec.Profile.Name,
 		"--nvml-mock-node-name=" + env.Spec.Name,
 		"--nvml-mock-cluster=" + topology.MockClusterName,
 		"--nvml-mock-rack=" + strconv.Itoa(max(env.Spec.Rack, 0)),
-		"--host-root=" + env.Paths.Root,
-		"--cdi-root=" + env.Paths.CDI,
-		"--kubelet-registrar-directory-path=" + env.Paths.PluginsRegistry,
-		"--kubelet-plugins-directory-path=" + env.Paths.Plugins,
 	}
 }

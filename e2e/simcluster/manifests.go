@@ -149,23 +149,28 @@ func isRepoRoot(dir string) bool {
 	return true
 }
 
-// deviceClassManifests are the chart's DeviceClass templates when present,
-// else the embedded fallback.
+// deviceClassManifests are the chart's DeviceClass templates
+// (templates/deviceclass-*.yaml, plain YAML) when present, else the embedded
+// fallback with the GPU and MIG classes.
 func deviceClassManifests() ([][]byte, error) {
 	root, err := RepoRoot()
-	if err == nil {
-		var docs [][]byte
-		for _, name := range []string{"deviceclass-gpu.yaml", "deviceclass-mig.yaml"} {
-			data, err := os.ReadFile(filepath.Join(root, "charts/computedomain-operator/templates", name))
-			if err != nil {
-				docs = nil
-				break
-			}
-			docs = append(docs, data)
-		}
-		if len(docs) > 0 {
-			return docs, nil
-		}
+	if err != nil {
+		return [][]byte{fallbackDeviceClasses}, nil
 	}
-	return [][]byte{fallbackDeviceClasses}, nil
+	files, _ := filepath.Glob(filepath.Join(root, "charts/computedomain-operator/templates/deviceclass-*.yaml"))
+	if len(files) == 0 {
+		return [][]byte{fallbackDeviceClasses}, nil
+	}
+	var docs [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(data, []byte("{{")) {
+			return nil, fmt.Errorf("%s is a Helm template, not plain YAML: the simulated cluster installs DeviceClasses without Helm", f)
+		}
+		docs = append(docs, data)
+	}
+	return docs, nil
 }

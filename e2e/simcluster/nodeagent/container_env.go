@@ -143,3 +143,15 @@ func mapArgs(mounts map[string]string, args []string) []string {
 	}
 	return out
 }
+
+// mapEnv rewrites variables whose value is an absolute path under a mount.
+func mapEnv(mounts map[string]string, env map[string]string) map[string]string {
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		if strings.HasPrefix(v, "/") {
+			v = mapPath(mounts, v)
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -37,15 +37,19 @@ func daemonPod() *corev1.Pod {
 func TestContainerView(t *testing.T) {
 	pod := daemonPod()
 	a := &Agent{cfg: Config{Paths: PathsFor("/sim/nodes/n1")}, nodeIP: "127.0.1.2"}
-	got, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{Env: []string{"IMEX_DIR=/imex", "POD_IP=overridden-by-cdi"}})
+	got, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{
+		Env:    []string{"IMEX_DIR=/etc/imex", "POD_IP=overridden-by-cdi"},
+		Mounts: []Mount{{ContainerPath: "/etc/imex", HostPath: "/sim/nodes/n1/var/lib/kubelet/plugins/cd/domain-1"}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := map[string]struct{ got, want any }{
-		"field references resolve, CDI variables come last and win": {
+		"field references resolve, CDI variables come last and win, paths under CDI mounts map to their host path": {
 			got: got.Env,
 			want: map[string]string{
-				"NODE_NAME": "gb200-r0-n01", "POD_IP": "overridden-by-cdi", "LEVEL": "-v=$(DEPTH)", "IMEX_DIR": "/imex",
+				"NODE_NAME": "gb200-r0-n01", "POD_IP": "overridden-by-cdi", "LEVEL": "-v=$(DEPTH)",
+				"IMEX_DIR": "/sim/nodes/n1/var/lib/kubelet/plugins/cd/domain-1",
 			},
 		},
 		"args expand the spec's variables (not CDI's) and map paths under mounts onto the host root": {
@@ -57,11 +61,12 @@ func TestContainerView(t *testing.T) {
 				"--other=/etc/x", "-v=$(DEPTH)",
 			},
 		},
-		"mounts land under the node root": {
+		"volume mounts land under the node root, CDI mounts keep their host path": {
 			got: got.Mounts,
 			want: map[string]string{
-				"/plugins": "/sim/nodes/n1/var/lib/kubelet/plugins",
-				"/scratch": "/sim/nodes/n1/var/lib/kubelet/pods/uid-1/volumes/empty-dir/scratch",
+				"/plugins":  "/sim/nodes/n1/var/lib/kubelet/plugins",
+				"/scratch":  "/sim/nodes/n1/var/lib/kubelet/pods/uid-1/volumes/empty-dir/scratch",
+				"/etc/imex": "/sim/nodes/n1/var/lib/kubelet/plugins/cd/domain-1",
 			},
 		},
 	}

@@ -16,7 +16,8 @@ type Container struct {
 	// Args is command + args with $(VAR) expanded and absolute paths under
 	// a volume mount rewritten to the host root.
 	Args []string
-	// Env is the container's environment, CDI variables included.
+	// Env is the container's environment, CDI variables included; values
+	// that are absolute paths under a mount are rewritten to the host root.
 	Env map[string]string
 	// Mounts maps container paths to host paths under the node's root.
 	Mounts map[string]string
@@ -46,8 +47,13 @@ func (a *Agent) buildContainer(pod *corev1.Pod, c *corev1.Container, edits Conta
 	if err != nil {
 		return Container{}, fmt.Errorf("container %s: %w", c.Name, err)
 	}
+	// CDI mounts name real host paths (the plugins write under the node's
+	// root already).
+	for _, m := range edits.Mounts {
+		mounts[m.ContainerPath] = m.HostPath
+	}
 	return Container{
-		Pod: pod, Container: c, Env: withCDIEnv(env, edits.Env), Mounts: mounts, Edits: edits, NodeRoot: a.cfg.Paths.Root,
+		Pod: pod, Container: c, Env: mapEnv(mounts, withCDIEnv(env, edits.Env)), Mounts: mounts, Edits: edits, NodeRoot: a.cfg.Paths.Root,
 		Args: mapArgs(mounts, containerArgs(c, env)),
 	}, nil
 }
