@@ -93,6 +93,11 @@ func (c *Cluster) startComputeDomainController(ctx, runCtx context.Context, appl
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=0",
 	}
+	if _, verbose := os.LookupEnv(KlogEnv); !verbose {
+		// The controller logs with its own logger, not the context's: keep
+		// only its errors, like the rest of the control plane.
+		args = append(args, "-v=-1")
+	}
 	restConfig := c.RESTConfig()
 	c.components = append(c.components, runComponent("compute-domain-controller", func() error {
 		return cdcontroller.RunWithConfig(runCtx, restConfig, args)
@@ -114,7 +119,10 @@ func ComputeDomainPluginComponent() NodeComponent {
 				"--kubelet-registrar-directory-path=" + env.Paths.PluginsRegistry,
 				"--kubelet-plugins-directory-path=" + env.Paths.Plugins,
 			}
-			return cdplugin.RunWithConfig(ctx, env.RESTConfig, append(args, mockNVMLArgs(env)...), nil)
+			// Dynamic MIG: only the GPU plugin's mock creates the static MIG
+			// devices mirrored into the shared fake host root.
+			args = append(append(args, mockNVMLArgs(env)...), "--nvml-mock-mig=dynamic")
+			return cdplugin.RunWithConfig(ctx, env.RESTConfig, args, nil)
 		},
 	}
 }

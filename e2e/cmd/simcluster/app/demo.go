@@ -37,8 +37,10 @@ type demo struct {
 	cluster *simcluster.Cluster
 	client  kubernetes.Interface
 	applier *simcluster.Applier
-	rows    []demoRow
-	timeout time.Duration
+	// restConfig is the demo clients' configuration.
+	restConfig *rest.Config
+	rows       []demoRow
+	timeout    time.Duration
 }
 
 func (d *demo) progress(format string, args ...any) {
@@ -50,6 +52,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	var cf clusterFlags
 	cf.register(fs, 2, 18, "hgx-h100-8:2,a100-40gb-mig:2")
+	if err := fs.Set("job-run-duration", "3s"); err != nil {
+		return err
+	}
 	timeout := fs.Duration("step-timeout", time.Minute, "how long one demo step may take")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,11 +75,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("start cluster: %w", err)
 	}
-	defer d.cluster.Stop()
+	defer stopQuietly(d.cluster)
 	// The demo's own clients do not print API deprecation warnings (the
 	// Workload API's PodGroup v1beta1 has one) between the progress lines.
 	restConfig := d.cluster.RESTConfig()
 	restConfig.WarningHandler = rest.NoWarnings{}
+	d.restConfig = restConfig
 	if d.client, err = kubernetes.NewForConfig(restConfig); err != nil {
 		return err
 	}
@@ -90,14 +96,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := d.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", demoNamespace, err)
 	}
-	steps := []func(context.Context) error{d.gpuClaim, d.migClaim, d.gpuJob, d.gang, d.unprepareOnDelete}
+	steps := []func(context.Context) error{d.gpuClaim, d.migClaim, d.gpuJob, d.gang, d.unprepareOnDelete, d.computeDomainJob}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			d.printTable()
 			return err
 		}
 	}
-	d.progress("ComputeDomain job: skipped, ComputeDomains are not part of this build yet")
 	d.printTable()
 	d.progress("demo finished successfully")
 	return nil

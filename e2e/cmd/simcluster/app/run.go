@@ -75,7 +75,7 @@ func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra
 	fs.DurationVar(&f.runDuration, "job-run-duration", 5*time.Second, "how long containers of pods that do not restart (Job pods) run before exiting 0")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of simcluster itself")
 	fs.IntVar(&f.startParallel, "start-parallelism", 8, "nodes started at once")
-	fs.BoolVar(&f.cds, "compute-domains", false, "install ComputeDomains: CRDs, controller, compute-domain kubelet plugin per node, IMEX daemon pods run in-process")
+	fs.BoolVar(&f.cds, "compute-domains", true, "install ComputeDomains: CRDs, controller, compute-domain kubelet plugin per node, IMEX daemon pods run in-process")
 	fs.StringVar(&f.draDriver, "dra-driver", "gpu-plugin", "DRA driver on every node: gpu-plugin (the project's GPU kubelet plugin, mock NVML) or test-driver (a minimal driver of the e2e module)")
 }
 

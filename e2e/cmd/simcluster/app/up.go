@@ -35,7 +35,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("start cluster: %w", err)
 	}
-	defer cluster.Stop()
+	defer stopQuietly(cluster)
 	if err := simcluster.WriteKubeconfig(cluster.RESTConfig(), *kubeconfig); err != nil {
 		return err
 	}
