@@ -238,3 +238,16 @@ func writeFileAtomically(path string, data []byte) (err error) {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// StopProcessForTest stops the running IMEX process as a crash would (the
+// supervisor restarts it). For tests and fault injection in the simulator.
+func (s *Supervisor) StopProcessForTest() error {
+	s.mu.Lock()
+	proc := s.proc
+	s.mu.Unlock()
+	if proc == nil {
+		return errors.New("no IMEX process is running")
+	}
+	proc.Stop()
+	return nil
+}

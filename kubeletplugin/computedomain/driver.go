@@ -269,3 +269,6 @@ func (d *Driver) deleteClaim(uid string) error {
 func (d *Driver) WatchHealthStatus(context.Context, chan<- kubeletplugin.DeviceHealthReport) error {
 	return kubeletplugin.ErrHealthNotSupported
 }
+
+// CDISpecClaimUIDs lists the claims that have a CDI spec on this node.
+func (d *Driver) CDISpecClaimUIDs() ([]string, error) { return d.cdi.ClaimUIDs() }

@@ -1,0 +1,253 @@
+package formation_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/daemon"
+	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	cdplugin "github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
+)
+
+// simNode is one GB200 tray: a Node object, a fake host root, its
+// compute-domain plugin driver and the IMEX daemons the DaemonSet would run
+// on it. Each daemon pod has its own address, as pods do: 127.a.(b+k).(i+1)
+// for the k-th domain on the i-th node of a rack.
+type simNode struct {
+	name, clique string
+	a, b, i      int
+	cdiRoot      string
+	driver       *cdplugin.Driver
+
+	mu      sync.Mutex
+	daemons map[types.UID]*runningDaemon
+}
+
+type runningDaemon struct {
+	d      *daemon.Daemon
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (r *runningDaemon) stop() {
+	r.cancel()
+	Eventually(r.done).WithTimeout(formed).Should(Receive(BeNil()))
+}
+
+// newRack makes n nodes of one clique with addresses 127.a.b.1..n.
+func newRack(ctx context.Context, prefix string, n int) []*simNode {
+	GinkgoHelper()
+	a, b := 10+rand.IntN(240), 1+rand.IntN(240)
+	clique := fmt.Sprintf("%s.%d", uuid.NewUUID(), rand.IntN(1000))
+	kube, err := kubernetes.NewForConfig(env.Config)
+	Expect(err).NotTo(HaveOccurred())
+	var nodes []*simNode
+	for i := range n {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		Expect(k8s.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+		dir := GinkgoT().TempDir()
+		root := filepath.Join(dir, "host")
+		_, err := hostroot.Fake(root, hostroot.FakeSpec{NodeName: name, GPUs: 4})
+		Expect(err).NotTo(HaveOccurred())
+		bootID, err := hostroot.New(root).BootID()
+		Expect(err).NotTo(HaveOccurred())
+		node := &simNode{name: name, a: a, b: b, i: i, clique: clique, cdiRoot: filepath.Join(dir, "cdi"), daemons: map[types.UID]*runningDaemon{}}
+		writer, err := cdi.NewWriter(node.cdiRoot, cdplugin.DefaultDriverName)
+		Expect(err).NotTo(HaveOccurred())
+		node.driver, err = cdplugin.NewDriver(ctx, cdplugin.Config{
+			NodeName: name, CliqueID: clique, HostRoot: root, DomainConfigRoot: filepath.Join(dir, "plugin", "domains"), ReadyWait: 200 * time.Millisecond,
+		}, cdplugin.Deps{
+			CDI:        writer,
+			Checkpoint: checkpoint.NewStore(filepath.Join(dir, "plugin", "checkpoint.json"), bootID),
+			Domains:    cdplugin.CachedDomains{Reader: domainCache},
+			Labeler:    cdplugin.ClientNodeLabeler{Client: kube, NodeName: name},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		nodes = append(nodes, node)
+	}
+	return nodes
+}
+
+// followLabels plays the domain's DaemonSet: a daemon runs on each node while
+// the node carries the domain's label; when the label goes, the daemon pod
+// goes and the garbage collector deletes its member record.
+func followLabels(ctx context.Context, cd *v1beta1.ComputeDomain, podSlot int, nodes []*simNode) {
+	go func() {
+		defer GinkgoRecover()
+		for ctx.Err() == nil {
+			for _, n := range nodes {
+				var node corev1.Node
+				if err := k8s.Get(ctx, client.ObjectKey{Name: n.name}, &node); err != nil {
+					continue
+				}
+				labelled := node.Labels[v1beta1.ComputeDomainNodeLabel(cd.UID)] == "true"
+				n.mu.Lock()
+				running := n.daemons[cd.UID]
+				n.mu.Unlock()
+				switch {
+				case labelled && running == nil:
+					n.startDaemon(ctx, cd, n.podIP(podSlot))
+				case !labelled && running != nil:
+					n.stopDaemon(ctx, cd)
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(poll):
+			}
+		}
+	}()
+}
+
+// podIP is the address of the node's daemon pod of the domain in slot k.
+func (n *simNode) podIP(k int) string { return fmt.Sprintf("127.%d.%d.%d", n.a, n.b+k, n.i+1) }
+
+func (n *simNode) startDaemon(ctx context.Context, cd *v1beta1.ComputeDomain, ip string) {
+	GinkgoHelper()
+	watch := daemon.NewDomainWatch(k8s, client.ObjectKeyFromObject(cd))
+	d, err := daemon.New(daemon.Options{
+		Identity:      identity.Identity{DomainUID: string(cd.UID), DomainName: cd.Name, DomainNamespace: cd.Namespace, CliqueID: n.clique, ConfigDir: GinkgoT().TempDir()},
+		NodeName:      n.name,
+		IPAddress:     ip,
+		Pod:           daemon.PodRef{Name: "cd-daemon-" + n.name, Namespace: operatorNamespace, UID: uuid.NewUUID()},
+		Client:        k8s,
+		Domain:        watch.Get,
+		DomainChanged: watch.Changed(),
+		DomainSynced:  watch.Synced,
+		Starter:       daemon.InProcessStandin{},
+		Prober:        daemon.StandinProber{CmdAddress: fmt.Sprintf("%s:%d", ip, daemon.IMEXCommandPort)},
+		ProbeInterval: 100 * time.Millisecond,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	dctx, cancel := context.WithCancel(ctx)
+	r := &runningDaemon{d: d, cancel: cancel, done: make(chan error, 1)}
+	go watch.Run(dctx)
+	go func() { r.done <- d.Run(dctx) }()
+	n.mu.Lock()
+	n.daemons[cd.UID] = r
+	n.mu.Unlock()
+}
+
+func (n *simNode) stopDaemon(ctx context.Context, cd *v1beta1.ComputeDomain) {
+	GinkgoHelper()
+	n.mu.Lock()
+	r := n.daemons[cd.UID]
+	delete(n.daemons, cd.UID)
+	n.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.stop()
+	m := &v1beta1.ComputeDomainMember{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: r.d.Record().Name()}}
+	if err := k8s.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
+		Fail(err.Error())
+	}
+}
+
+func (n *simNode) daemon(uid types.UID) *runningDaemon {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.daemons[uid]
+}
+
+func (n *simNode) stopAll() {
+	n.mu.Lock()
+	var all []*runningDaemon
+	for _, r := range n.daemons {
+		all = append(all, r)
+	}
+	n.daemons = map[types.UID]*runningDaemon{}
+	n.mu.Unlock()
+	for _, r := range all {
+		r.stop()
+	}
+}
+
+// workloadClaim is a pod's claim from the domain's claim template, as the
+// scheduler allocates it on node n: a channel slot and the template's config.
+func workloadClaim(ctx context.Context, cd *v1beta1.ComputeDomain, n *simNode, pod string, slot int) *resourcev1.ResourceClaim {
+	GinkgoHelper()
+	var rct resourcev1.ResourceClaimTemplate
+	Eventually(func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: cd.Namespace, Name: cd.Spec.Channel.ResourceClaimTemplate.Name}, &rct)
+	}).WithTimeout(formed).WithPolling(poll).Should(Succeed(), "the controller creates the workload claim template")
+	claim := &resourcev1.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cd.Namespace, Name: pod + "-channel", UID: uuid.NewUUID()},
+		Status: resourcev1.ResourceClaimStatus{Allocation: &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{
+			Results: []resourcev1.DeviceRequestAllocationResult{{Request: rct.Spec.Spec.Devices.Requests[0].Name, Driver: cdplugin.DefaultDriverName, Pool: n.name, Device: cdplugin.ChannelDeviceName(slot)}},
+		}}},
+	}
+	for _, c := range rct.Spec.Spec.Devices.Config {
+		claim.Status.Allocation.Devices.Config = append(claim.Status.Allocation.Devices.Config, resourcev1.DeviceAllocationConfiguration{
+			Source: resourcev1.AllocationConfigSourceClaim, Requests: c.Requests, DeviceConfiguration: c.DeviceConfiguration,
+		})
+	}
+	return claim
+}
+
+// prepareUntilReady calls prepare as the kubelet does, again after every
+// retryable error, and returns the container's view of the prepared claim.
+func prepareUntilReady(ctx context.Context, n *simNode, claim *resourcev1.ResourceClaim) cdi.ContainerView {
+	GinkgoHelper()
+	var res kubeletplugin.PrepareResult
+	Eventually(func() error {
+		out, err := n.driver.PrepareResourceClaims(ctx, []*resourcev1.ResourceClaim{claim})
+		if err != nil {
+			return err
+		}
+		res = out[claim.UID]
+		return res.Err
+	}).WithTimeout(formed).WithPolling(poll).Should(Succeed(), "prepare of %s on %s", claim.Name, n.name)
+	var ids []string
+	for _, d := range res.Devices {
+		ids = append(ids, d.CDIDeviceIDs...)
+	}
+	view, err := cdi.Resolve(n.cdiRoot, ids...)
+	Expect(err).NotTo(HaveOccurred())
+	return view
+}
+
+func unprepareClaim(ctx context.Context, n *simNode, claim *resourcev1.ResourceClaim) {
+	GinkgoHelper()
+	out, err := n.driver.UnprepareResourceClaims(ctx, []kubeletplugin.NamespacedObject{{NamespacedName: types.NamespacedName{Namespace: claim.Namespace, Name: claim.Name}, UID: claim.UID}})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(out[claim.UID]).To(Succeed())
+}
+
+func createDomain(ctx context.Context, name, ns string) *v1beta1.ComputeDomain {
+	GinkgoHelper()
+	cd := &v1beta1.ComputeDomain{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1beta1.ComputeDomainSpec{Channel: v1beta1.ComputeDomainChannelSpec{
+			ResourceClaimTemplate: v1beta1.ComputeDomainResourceClaimTemplate{Name: name + "-channel"},
+		}},
+	}
+	Expect(k8s.Create(ctx, cd)).To(Succeed())
+	return cd
+}
+
+func getDomain(g Gomega, ctx context.Context, cd *v1beta1.ComputeDomain) *v1beta1.ComputeDomain {
+	var got v1beta1.ComputeDomain
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cd), &got)).To(Succeed())
+	return &got
+}

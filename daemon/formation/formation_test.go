@@ -1,0 +1,191 @@
+package formation_test
+
+import (
+	"context"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+func channelPath(ch int32) string { return fmt.Sprintf("/dev/nvidia-caps-imex-channels/channel%d", ch) }
+
+func cliqueChannel(g Gomega, cd *v1beta1.ComputeDomain, clique string) int32 {
+	for _, c := range cd.Status.Cliques {
+		if c.CliqueID == clique && c.Channel != nil {
+			return *c.Channel
+		}
+	}
+	g.Expect(cd.Status.Cliques).To(ContainElement(HaveField("CliqueID", clique)), "clique %s has a channel", clique)
+	return -1
+}
+
+var _ = Describe("ComputeDomain node side", func() {
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+		ns     string
+		nodes  []*simNode
+	)
+
+	BeforeEach(func() {
+		ctx, cancel = context.WithCancel(suiteCtx)
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "team-"}}
+		Expect(k8s.Create(ctx, namespace)).To(Succeed())
+		ns = namespace.Name
+		DeferCleanup(func() {
+			cancel()
+			for _, n := range nodes {
+				n.stopAll()
+			}
+		})
+	})
+
+	It("forms a 4-node domain: the plugins label their nodes and wait, the daemons form one ensemble, every pod gets the domain's channel", func() {
+		nodes = newRack(ctx, "form", 4)
+		cd := createDomain(ctx, "train", ns)
+		followLabels(ctx, cd, 0, nodes)
+
+		views := make([]chan []string, len(nodes))
+		for i, n := range nodes {
+			views[i] = make(chan []string, 1)
+			claim := workloadClaim(ctx, cd, n, fmt.Sprintf("worker-%d", i), 0)
+			go func() {
+				defer GinkgoRecover()
+				views[i] <- prepareUntilReady(ctx, n, claim).DeviceNodes
+			}()
+		}
+
+		By("the domain becomes Ready with the 4 nodes, their addresses and indices")
+		var ready *v1beta1.ComputeDomain
+		Eventually(func(g Gomega) {
+			ready = getDomain(g, ctx, cd)
+			g.Expect(ready.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
+			g.Expect(ready.Status.Nodes).To(HaveLen(4))
+		}).WithTimeout(formed).WithPolling(poll).Should(Succeed())
+		indices := map[int32]bool{}
+		for i, n := range nodes {
+			Expect(ready.Status.Nodes).To(ContainElement(And(HaveField("Name", n.name), HaveField("IPAddress", n.podIP(0)), HaveField("CliqueID", n.clique))), "node %d", i)
+		}
+		for _, sn := range ready.Status.Nodes {
+			indices[sn.Index] = true
+		}
+		Expect(indices).To(HaveLen(4), "every node has its own index")
+
+		By("every pod's container sees the same channel: the clique's")
+		ch := cliqueChannel(Default, ready, nodes[0].clique)
+		Expect(ch).To(BeNumerically(">=", 1), "channel 0 stays with the host")
+		for i := range nodes {
+			Eventually(views[i]).WithTimeout(formed).Should(Receive(Equal([]string{channelPath(ch)})))
+		}
+
+		By("each daemon wrote its record twice (spec, ready): with the node label, 3 writes per node")
+		for _, n := range nodes {
+			Expect(n.daemon(cd.UID).d.Record().Writes()).To(BeNumerically("<=", 2), "daemon on %s", n.name)
+		}
+	})
+
+	It("gives a second domain in the same rack another channel, and a node running pods of both keeps them apart", func() {
+		nodes = newRack(ctx, "two", 3)
+		a := createDomain(ctx, "alpha", ns)
+		b := createDomain(ctx, "beta", ns)
+		followLabels(ctx, a, 0, nodes)
+		followLabels(ctx, b, 1, nodes)
+
+		// alpha on nodes 0 and 1, beta on nodes 1 and 2: node 1 runs both.
+		viewA0 := prepareUntilReady(ctx, nodes[0], workloadClaim(ctx, a, nodes[0], "alpha-0", 0))
+		viewA1 := prepareUntilReady(ctx, nodes[1], workloadClaim(ctx, a, nodes[1], "alpha-1", 0))
+		viewB1 := prepareUntilReady(ctx, nodes[1], workloadClaim(ctx, b, nodes[1], "beta-1", 1))
+		viewB2 := prepareUntilReady(ctx, nodes[2], workloadClaim(ctx, b, nodes[2], "beta-2", 0))
+
+		chA := cliqueChannel(Default, getDomain(Default, ctx, a), nodes[0].clique)
+		chB := cliqueChannel(Default, getDomain(Default, ctx, b), nodes[0].clique)
+		Expect(chA).NotTo(Equal(chB), "two live domains in one clique never share a channel")
+		Expect(viewA0.DeviceNodes).To(Equal([]string{channelPath(chA)}))
+		Expect(viewA1.DeviceNodes).To(Equal([]string{channelPath(chA)}))
+		Expect(viewB1.DeviceNodes).To(Equal([]string{channelPath(chB)}))
+		Expect(viewB2.DeviceNodes).To(Equal([]string{channelPath(chB)}))
+
+		By("node 1 carries both domains' labels and runs both daemons")
+		var node corev1.Node
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: nodes[1].name}, &node)).To(Succeed())
+		Expect(node.Labels).To(HaveKeyWithValue(v1beta1.ComputeDomainNodeLabel(a.UID), "true"))
+		Expect(node.Labels).To(HaveKeyWithValue(v1beta1.ComputeDomainNodeLabel(b.UID), "true"))
+	})
+
+	It("reports a node whose IMEX died as Degraded, naming it, and recovers when the supervisor restarts IMEX", func() {
+		nodes = newRack(ctx, "loss", 3)
+		cd := createDomain(ctx, "train", ns)
+		followLabels(ctx, cd, 0, nodes)
+		for i, n := range nodes {
+			prepareUntilReady(ctx, n, workloadClaim(ctx, cd, n, fmt.Sprintf("worker-%d", i), 0))
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(getDomain(g, ctx, cd).Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
+		}).WithTimeout(formed).WithPolling(poll).Should(Succeed())
+
+		By("killing node 1's IMEX process")
+		sup := nodes[1].daemon(cd.UID).d.Supervisor()
+		Expect(sup.StopProcessForTest()).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			degraded := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ComputeDomainConditionDegraded)
+			g.Expect(degraded).NotTo(BeNil())
+			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(degraded.Message).To(ContainSubstring(nodes[1].name))
+		}).WithTimeout(formed).WithPolling(poll).Should(Succeed(), "Degraded names the node")
+
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
+			g.Expect(meta.IsStatusConditionFalse(got.Status.Conditions, v1beta1.ComputeDomainConditionDegraded)).To(BeTrue())
+		}).WithTimeout(formed).WithPolling(poll).Should(Succeed(), "the domain recovers")
+		Expect(sup.Starts()).To(Equal(2))
+	})
+
+	It("cleans up when the job ends and the domain is deleted: labels, daemons, members and CDI specs go", func() {
+		nodes = newRack(ctx, "done", 2)
+		cd := createDomain(ctx, "train", ns)
+		followLabels(ctx, cd, 0, nodes)
+		var claims []*resourcev1.ResourceClaim
+		for i, n := range nodes {
+			c := workloadClaim(ctx, cd, n, fmt.Sprintf("worker-%d", i), 0)
+			prepareUntilReady(ctx, n, c)
+			claims = append(claims, c)
+		}
+
+		By("the job finishes: the kubelet unprepares the claims")
+		for i, n := range nodes {
+			unprepareClaim(ctx, n, claims[i])
+		}
+		Eventually(func(g Gomega) {
+			for _, n := range nodes {
+				var node corev1.Node
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Name: n.name}, &node)).To(Succeed())
+				g.Expect(node.Labels).NotTo(HaveKey(v1beta1.ComputeDomainNodeLabel(cd.UID)))
+				g.Expect(n.daemon(cd.UID)).To(BeNil(), "the daemon left %s", n.name)
+				uids, err := n.driver.CDISpecClaimUIDs()
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(uids).To(BeEmpty())
+			}
+			var members v1beta1.ComputeDomainMemberList
+			g.Expect(k8s.List(ctx, &members, client.InNamespace(operatorNamespace), client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(cd.UID)})).To(Succeed())
+			g.Expect(members.Items).To(BeEmpty())
+		}).WithTimeout(formed).WithPolling(poll).Should(Succeed())
+
+		By("the domain is deleted: it goes, with its finalizer done")
+		Expect(k8s.Delete(ctx, cd)).To(Succeed())
+		Eventually(func() bool {
+			err := k8s.Get(ctx, client.ObjectKeyFromObject(cd), &v1beta1.ComputeDomain{})
+			return err != nil
+		}).WithTimeout(formed).WithPolling(poll).Should(BeTrue())
+	})
+})

@@ -1,0 +1,116 @@
+// Package formation_test tells the node side's stories against a real
+// kube-apiserver (envtest): the ComputeDomain controller, one IMEX daemon per
+// node (the in-process stand-in, real TCP between loopback addresses) and one
+// compute-domain kubelet plugin driver per node, as the kubelet would call it.
+// There is no kubelet or DaemonSet controller: the stories start the daemons
+// the DaemonSet would start, on the nodes the plugin labelled.
+package formation_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
+	cdplugin "github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
+)
+
+const operatorNamespace = "nvidia-dra"
+
+// Named timeouts: everything is event-driven, so each step lands within seconds.
+const (
+	formed = 30 * time.Second
+	poll   = 50 * time.Millisecond
+)
+
+var (
+	env *envtest.Env
+	k8s client.WithWatch
+	// domainCache is the plugins' ComputeDomain cache (one per node in a
+	// real cluster; shared here).
+	domainCache cache.Cache
+	suiteCtx    context.Context
+	stop        func()
+)
+
+func TestFormation(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "ComputeDomain node side (envtest)")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	env, err = envtest.Start()
+	Expect(err).NotTo(HaveOccurred(), "start kube-apiserver and etcd")
+	k8s, err = client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}})).To(Succeed())
+
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(GinkgoWriter)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	suiteCtx = ctx
+
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:     env.Scheme,
+		Logger:     logger,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+		Cache:      cache.Options{ByObject: computedomain.CacheByObject(operatorNamespace)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	metrics, err := computedomain.NewMetrics(prometheus.NewRegistry())
+	Expect(err).NotTo(HaveOccurred())
+	r, err := computedomain.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(computedomain.ControllerName), metrics,
+		computedomain.Config{OperatorNamespace: operatorNamespace, DaemonImage: "registry.example/compute-domain:test"})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.SetupWithManager(ctx, mgr, 4)).To(Succeed())
+
+	domainCache, err = cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(domainCache.IndexField(ctx, &v1beta1.ComputeDomain{}, cdplugin.DomainUIDIndex, cdplugin.IndexDomainUID)).To(Succeed())
+	_, err = domainCache.GetInformer(ctx, &v1beta1.ComputeDomain{})
+	Expect(err).NotTo(HaveOccurred())
+
+	mgrDone, cacheDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(mgrDone)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	go func() {
+		defer GinkgoRecover()
+		defer close(cacheDone)
+		Expect(domainCache.Start(ctx)).To(Succeed())
+	}()
+	Expect(domainCache.WaitForCacheSync(ctx)).To(BeTrue())
+	stop = func() {
+		cancel()
+		<-mgrDone
+		<-cacheDone
+	}
+})
+
+var _ = AfterSuite(func() {
+	if stop != nil {
+		stop()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
