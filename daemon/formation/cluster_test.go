@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -28,6 +29,21 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	cdplugin "github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
+
+var (
+	// specBase holds the current spec's directories; removed after its
+	// daemons stopped (GinkgoT().TempDir() would go while they still run).
+	specBase string
+	// followers are the running followLabels loops of the current spec.
+	followers sync.WaitGroup
+)
+
+func specDir() string {
+	GinkgoHelper()
+	dir, err := os.MkdirTemp(specBase, "node")
+	Expect(err).NotTo(HaveOccurred())
+	return dir
+}
 
 // simNode is one GB200 tray: a Node object, a fake host root, its
 // compute-domain plugin driver and the IMEX daemons the DaemonSet would run
@@ -65,7 +81,7 @@ func newRack(ctx context.Context, prefix string, n int) []*simNode {
 	for i := range n {
 		name := fmt.Sprintf("%s-%d", prefix, i)
 		Expect(k8s.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
-		dir := GinkgoT().TempDir()
+		dir := specDir()
 		root := filepath.Join(dir, "host")
 		_, err := hostroot.Fake(root, hostroot.FakeSpec{NodeName: name, GPUs: 4})
 		Expect(err).NotTo(HaveOccurred())
@@ -92,8 +108,10 @@ func newRack(ctx context.Context, prefix string, n int) []*simNode {
 // the node carries the domain's label; when the label goes, the daemon pod
 // goes and the garbage collector deletes its member record.
 func followLabels(ctx context.Context, cd *v1beta1.ComputeDomain, podSlot int, nodes []*simNode) {
+	followers.Add(1)
 	go func() {
 		defer GinkgoRecover()
+		defer followers.Done()
 		for ctx.Err() == nil {
 			for _, n := range nodes {
 				var node corev1.Node
@@ -126,7 +144,7 @@ func (n *simNode) startDaemon(ctx context.Context, cd *v1beta1.ComputeDomain, ip
 	GinkgoHelper()
 	watch := daemon.NewDomainWatch(k8s, client.ObjectKeyFromObject(cd))
 	d, err := daemon.New(daemon.Options{
-		Identity:      identity.Identity{DomainUID: string(cd.UID), DomainName: cd.Name, DomainNamespace: cd.Namespace, CliqueID: n.clique, ConfigDir: GinkgoT().TempDir()},
+		Identity:      identity.Identity{DomainUID: string(cd.UID), DomainName: cd.Name, DomainNamespace: cd.Namespace, CliqueID: n.clique, ConfigDir: specDir()},
 		NodeName:      n.name,
 		IPAddress:     ip,
 		Pod:           daemon.PodRef{Name: "cd-daemon-" + n.name, Namespace: operatorNamespace, UID: uuid.NewUUID()},

@@ -3,6 +3,7 @@ package formation_test
 import (
 	"context"
 	"fmt"
+	"os"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/daemon"
 )
 
 func channelPath(ch int32) string { return fmt.Sprintf("/dev/nvidia-caps-imex-channels/channel%d", ch) }
@@ -40,11 +42,16 @@ var _ = Describe("ComputeDomain node side", func() {
 		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "team-"}}
 		Expect(k8s.Create(ctx, namespace)).To(Succeed())
 		ns = namespace.Name
+		var err error
+		specBase, err = os.MkdirTemp("", "formation")
+		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() {
 			cancel()
+			followers.Wait()
 			for _, n := range nodes {
 				n.stopAll()
 			}
+			Expect(os.RemoveAll(specBase)).To(Succeed())
 		})
 	})
 
@@ -149,6 +156,61 @@ var _ = Describe("ComputeDomain node side", func() {
 			g.Expect(meta.IsStatusConditionFalse(got.Status.Conditions, v1beta1.ComputeDomainConditionDegraded)).To(BeTrue())
 		}).WithTimeout(formed).WithPolling(poll).Should(Succeed(), "the domain recovers")
 		Expect(sup.Starts()).To(Equal(2))
+	})
+
+	It("reports a node whose whole daemon died as Degraded through its peers, and recovers when the daemon comes back", func() {
+		nodes = newRack(ctx, "crash", 3)
+		cd := createDomain(ctx, "train", ns)
+		for i, n := range nodes {
+			n.startDaemon(ctx, cd, n.podIP(0))
+			prepareUntilReady(ctx, n, workloadClaim(ctx, cd, n, fmt.Sprintf("worker-%d", i), 0))
+		}
+
+		By("node 2's daemon process dies: its member record stays, its IMEX connections close")
+		nodes[2].mu.Lock()
+		crashed := nodes[2].daemons[cd.UID]
+		delete(nodes[2].daemons, cd.UID)
+		nodes[2].mu.Unlock()
+		crashed.stop()
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			degraded := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ComputeDomainConditionDegraded)
+			g.Expect(degraded).NotTo(BeNil())
+			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(degraded.Reason).To(Equal(v1beta1.ComputeDomainReasonPeersLost))
+			g.Expect(degraded.Message).To(ContainSubstring(nodes[2].name + " (" + nodes[2].podIP(0) + ")"))
+		}).WithTimeout(formed).WithPolling(poll).Should(Succeed(), "the peers name the lost node")
+
+		By("the daemon restarts (a new pod on the node)")
+		nodes[2].startDaemon(ctx, cd, nodes[2].podIP(0))
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
+			g.Expect(meta.IsStatusConditionFalse(got.Status.Conditions, v1beta1.ComputeDomainConditionDegraded)).To(BeTrue())
+		}).WithTimeout(formed).WithPolling(poll).Should(Succeed(), "the domain recovers")
+	})
+
+	It("forms one IMEX ensemble per rack for a domain across two racks", func() {
+		rackA := newRack(ctx, "rack-a", 2)
+		rackB := newRack(ctx, "rack-b", 2)
+		nodes = append(append([]*simNode{}, rackA...), rackB...)
+		cd := createDomain(ctx, "wide", ns)
+		followLabels(ctx, cd, 0, nodes)
+		views := map[string][]string{}
+		for i, n := range nodes {
+			views[n.name] = prepareUntilReady(ctx, n, workloadClaim(ctx, cd, n, fmt.Sprintf("worker-%d", i), 0)).DeviceNodes
+		}
+		got := getDomain(Default, ctx, cd)
+		Expect(got.Status.Cliques).To(HaveLen(2))
+		for _, rack := range [][]*simNode{rackA, rackB} {
+			ch := cliqueChannel(Default, got, rack[0].clique)
+			for _, n := range rack {
+				Expect(views[n.name]).To(Equal([]string{channelPath(ch)}), "node %s gets its clique's channel", n.name)
+				By("the nodes file of " + n.name + " lists its own rack only")
+				peers := daemon.CliquePeers(got, daemon.Peer{NodeName: n.name, IPAddress: n.podIP(0)}, n.clique)
+				Expect(daemon.Addresses(peers)).To(ConsistOf(rack[0].podIP(0), rack[1].podIP(0)))
+			}
+		}
 	})
 
 	It("cleans up when the job ends and the domain is deleted: labels, daemons, members and CDI specs go", func() {
