@@ -180,6 +180,20 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	phase("kube-apiserver", t)
 
 	t = time.Now()
+	applier, err := NewApplier(c.api.Config)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.installDeviceClasses(ctx, applier); err != nil {
+		return nil, err
+	}
+	if cfg.ComputeDomains {
+		// Before the controller manager starts, so that its garbage collector
+		// knows the ComputeDomain kinds from its first discovery.
+		if err := installCRDs(ctx, c.api.Config, applier); err != nil {
+			return nil, err
+		}
+	}
 	sched, err := startScheduler(runCtx, c.kubeconfig)
 	if err != nil {
 		return nil, err
@@ -190,15 +204,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.components = append(c.components, kcm)
-	applier, err := NewApplier(c.api.Config)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.installDeviceClasses(ctx, applier); err != nil {
-		return nil, err
-	}
 	if cfg.ComputeDomains {
-		if err := c.startComputeDomainController(ctx, runCtx, applier); err != nil {
+		if err := c.startComputeDomainController(ctx, runCtx); err != nil {
 			return nil, err
 		}
 	}

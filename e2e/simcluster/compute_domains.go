@@ -77,12 +77,10 @@ func installCRDs(ctx context.Context, cfg *rest.Config, applier *Applier) error 
 	})
 }
 
-// startComputeDomainController installs the CRDs and the operator namespace
-// and runs the ComputeDomain controller in-process until ctx ends.
-func (c *Cluster) startComputeDomainController(ctx, runCtx context.Context, applier *Applier) error {
-	if err := installCRDs(ctx, c.api.Config, applier); err != nil {
-		return err
-	}
+// startComputeDomainController creates the operator namespace and runs the
+// ComputeDomain controller in-process until runCtx ends (the CRDs are
+// installed already).
+func (c *Cluster) startComputeDomainController(ctx, runCtx context.Context) error {
 	_, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: OperatorNamespace}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", OperatorNamespace, err)

@@ -56,16 +56,17 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		env.restConfig, err = clientcmd.BuildConfigFromFlags("", path)
 		Expect(err).NotTo(HaveOccurred())
 	} else {
-		By("starting a simulated cluster: 1 GB200 rack of 4 nodes, 1 H100 node, 1 A100 MIG node")
+		By("starting a simulated cluster with ComputeDomains: 1 GB200 rack of 8 nodes, 1 H100 node, 1 A100 MIG node")
 		startCtx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
 		defer cancel()
 		env.sim, err = simcluster.Start(startCtx, simcluster.Config{
 			Topology: topology.Topology{
-				Profile: "gb200-nvl72", Racks: 1, NodesPerRack: 4,
+				Profile: "gb200-nvl72", Racks: 1, NodesPerRack: 8,
 				Extra: []topology.NodePool{{Profile: "hgx-h100-8", Count: 1}, {Profile: "a100-40gb-mig", Count: 1}},
 			},
 			NodeMonitorGracePeriod: simGracePeriod,
 			RunDuration:            2 * time.Second,
+			ComputeDomains:         true,
 		})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(env.sim.Stop)
