@@ -69,13 +69,12 @@ type Daemon struct {
 	record     *MemberRecord
 	self       Peer
 
-	specApplied   bool
-	written       *v1beta1.ComputeDomainMemberStatus
-	started       time.Time
-	peerSet       map[string]bool
-	joining       map[string]time.Time
-	lastStarts    int
-	lastPeerNames string
+	specApplied bool
+	written     *v1beta1.ComputeDomainMemberStatus
+	started     time.Time
+	peerSet     map[string]bool
+	joining     map[string]time.Time
+	lastStarts  int
 }
 
 // New checks the options and returns a daemon.

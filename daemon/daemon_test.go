@@ -106,6 +106,7 @@ func (f *fakeController) reconcile(ctx context.Context) error {
 }
 
 type testNode struct {
+	t      *testing.T
 	name   string
 	ip     string
 	daemon *Daemon
@@ -147,7 +148,7 @@ func startDaemon(t *testing.T, c client.Client, ctrl *fakeController, cd *v1beta
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &testNode{name: name, ip: ip, daemon: d, cancel: cancel, done: make(chan error, 1)}
+	n := &testNode{t: t, name: name, ip: ip, daemon: d, cancel: cancel, done: make(chan error, 1)}
 	go func() { n.done <- d.Run(ctx) }()
 	t.Cleanup(n.stop)
 	return n
@@ -157,8 +158,12 @@ func (n *testNode) stop() {
 	n.once.Do(func() {
 		n.cancel()
 		select {
-		case <-n.done:
+		case err := <-n.done:
+			if err != nil {
+				n.t.Errorf("daemon on %s: %v", n.name, err)
+			}
 		case <-time.After(10 * time.Second):
+			n.t.Errorf("daemon on %s did not stop", n.name)
 		}
 	})
 }

@@ -13,10 +13,14 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := app.Run(ctx, os.Args[1:]); err != nil {
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "compute-domain-daemon:", err)
 		os.Exit(1)
 	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return app.Run(ctx, os.Args[1:])
 }

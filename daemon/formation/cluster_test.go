@@ -118,14 +118,14 @@ func followLabels(ctx context.Context, cd *v1beta1.ComputeDomain, podSlot int, n
 				if err := k8s.Get(ctx, client.ObjectKey{Name: n.name}, &node); err != nil {
 					continue
 				}
-				labelled := node.Labels[v1beta1.ComputeDomainNodeLabel(cd.UID)] == "true"
+				labeled := node.Labels[v1beta1.ComputeDomainNodeLabel(cd.UID)] == "true"
 				n.mu.Lock()
 				running := n.daemons[cd.UID]
 				n.mu.Unlock()
 				switch {
-				case labelled && running == nil:
+				case labeled && running == nil:
 					n.startDaemon(ctx, cd, n.podIP(podSlot))
-				case !labelled && running != nil:
+				case !labeled && running != nil:
 					n.stopDaemon(ctx, cd)
 				}
 			}

@@ -3,7 +3,7 @@
 // node (the in-process stand-in, real TCP between loopback addresses) and one
 // compute-domain kubelet plugin driver per node, as the kubelet would call it.
 // There is no kubelet or DaemonSet controller: the stories start the daemons
-// the DaemonSet would start, on the nodes the plugin labelled.
+// the DaemonSet would start, on the nodes the plugin labeled.
 package formation_test
 
 import (

@@ -34,7 +34,7 @@ func serveCommands(ctx context.Context, ln net.Listener, s *Server) {
 			return
 		}
 		wg.Go(func() {
-			defer conn.Close()
+			defer func() { _ = conn.Close() }()
 			stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 			defer stop()
 			_ = conn.SetDeadline(time.Now().Add(commandTimeout))
@@ -49,7 +49,7 @@ func serveCommands(ctx context.Context, ln net.Listener, s *Server) {
 				if s.Ready() {
 					answer = AnswerReady
 				}
-				fmt.Fprintln(conn, answer)
+				_, _ = fmt.Fprintln(conn, answer)
 			case CmdPeers:
 				var b strings.Builder
 				for _, p := range s.Peers() {
@@ -58,7 +58,7 @@ func serveCommands(ctx context.Context, ln net.Listener, s *Server) {
 				b.WriteString(peersEnd + "\n")
 				_, _ = conn.Write([]byte(b.String()))
 			default:
-				fmt.Fprintf(conn, "ERROR unknown command %q, allowed: %s, %s\n", strings.TrimSpace(line), CmdQuery, CmdPeers)
+				_, _ = fmt.Fprintf(conn, "ERROR unknown command %q, allowed: %s, %s\n", strings.TrimSpace(line), CmdQuery, CmdPeers)
 			}
 		})
 	}
@@ -111,7 +111,7 @@ func request(ctx context.Context, cmdAddress, cmd string, untilEnd bool) ([]stri
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", strings.ToLower(cmd), cmdAddress, err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	deadline := time.Now().Add(commandTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d

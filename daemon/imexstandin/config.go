@@ -29,7 +29,7 @@ const (
 // Config is what the stand-in needs from an nvidia-imex config file.
 type Config struct {
 	// BindIP is the address the daemon listens on for peers and dials from;
-	// empty means every address (and no address is recognised as itself).
+	// empty means every address (and no address is recognized as itself).
 	BindIP string
 	// ServerPort is the peer port, the same on every node.
 	ServerPort int

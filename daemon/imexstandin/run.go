@@ -56,7 +56,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals boo
 			klog.FromContext(ctx).V(4).Info("No answer from the IMEX daemon", "err", err)
 			answer = AnswerNotReady
 		}
-		fmt.Fprintln(stdout, answer)
+		if _, err := fmt.Fprintln(stdout, answer); err != nil {
+			return err
+		}
 		if answer != AnswerReady {
 			return ErrNotReady
 		}
@@ -69,7 +71,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals boo
 			return err
 		}
 		for _, p := range list {
-			fmt.Fprintf(stdout, "%s %s\n", p.Address, p.State)
+			if _, err := fmt.Fprintf(stdout, "%s %s\n", p.Address, p.State); err != nil {
+				return err
+			}
 		}
 		return nil
 	}

@@ -20,7 +20,7 @@ const (
 	welcomePrefix = "WELCOME "
 )
 
-// How often an unreachable peer is dialled again, and how long one dial or
+// How often an unreachable peer is dialed again, and how long one dial or
 // handshake may take.
 const (
 	redialInterval   = 200 * time.Millisecond
@@ -243,7 +243,7 @@ type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
-// peerLink keeps one outgoing connection to a peer, re-dialling while it is down.
+// peerLink keeps one outgoing connection to a peer, re-dialing while it is down.
 type peerLink struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -310,7 +310,7 @@ func (l *peerLink) connectOnce(ctx context.Context, dialer *net.Dialer, target, 
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
 	if _, err := fmt.Fprintf(conn, "%s%s\n", helloPrefix, self); err != nil {
 		return false, err

@@ -2,6 +2,7 @@ package imexstandin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -83,7 +84,9 @@ func startInProcess(t *testing.T, nd node) (*Server, context.CancelFunc) {
 	go func() { done <- srv.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("daemon %s: %v", nd.ip, err)
+		}
 	})
 	waitFor(t, "daemon "+nd.ip+" ready", func() bool { return srv.Ready() })
 	return srv, cancel
@@ -245,7 +248,7 @@ func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
 	waitForPeers(t, nodes[0], map[string]PeerState{nodes[1].ip: PeerDisconnected, nodes[2].ip: PeerConnected})
 	waitForPeers(t, nodes[2], map[string]PeerState{nodes[0].ip: PeerConnected, nodes[1].ip: PeerDisconnected})
 	out.Reset()
-	if err := Run(context.Background(), []string{"-c", nodes[1].configPath, "-q"}, &out, false); err != ErrNotReady || out.String() != "NOT_READY\n" {
+	if err := Run(context.Background(), []string{"-c", nodes[1].configPath, "-q"}, &out, false); !errors.Is(err, ErrNotReady) || out.String() != "NOT_READY\n" {
 		t.Fatalf("-q of a killed daemon printed %q, err %v; want NOT_READY, ErrNotReady", out.String(), err)
 	}
 

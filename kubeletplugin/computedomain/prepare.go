@@ -84,7 +84,7 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 	if err := d.ensureLabel(ctx, domain.UID); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crashPoint("node-labelled")
+	d.crashPoint("node-labeled")
 
 	if d.cfg.CliqueID == "" {
 		// No multi-node fabric: nothing to inject. The daemon (scheduled by

@@ -80,7 +80,7 @@ func TestPrepare(t *testing.T) {
 			claim:   channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
 			want:    want{labels: []string{string(uidA)}, claimSate: checkpoint.PrepareCompleted},
 		},
-		"a domain whose daemon is not ready here yet is a retryable wait, after labelling the node": {
+		"a domain whose daemon is not ready here yet is a retryable wait, after labeling the node": {
 			profile: "gb200-nvl72",
 			domain: func(c string) *apiv1beta1.ComputeDomain {
 				return domain("a", "team-a", uidA, c, ptr.To[int32](7), "other-node")

@@ -94,7 +94,7 @@ func typesUID(name string) types.UID { return types.UID("uid-" + name) }
 // plugin restart the kubelet's retry prepares it, or its unprepare removes
 // everything, label included.
 func TestCrashBetweenStartedAndCompleted(t *testing.T) {
-	for _, point := range []string{"prepare-started", "node-labelled", "cdi-written"} {
+	for _, point := range []string{"prepare-started", "node-labeled", "cdi-written"} {
 		for _, then := range []string{"prepare", "unprepare"} {
 			t.Run(fmt.Sprintf("crash at %s, then %s", point, then), func(t *testing.T) {
 				e := newNodeEnv(t, "gb200-nvl72")
@@ -104,7 +104,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 				d.crash = func(p string) bool { return p == point }
 				func() {
 					defer func() {
-						if r := recover(); r != errCrash {
+						if r := recover(); r != errCrash { //nolint:errorlint // the panic value itself, not a wrapped error
 							t.Fatalf("prepare did not reach crash point %s (recovered %v)", point, r)
 						}
 					}()

@@ -92,7 +92,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 // TestServeAsSeenByTheKubelet drives a running plugin the way the kubelet
 // does, over its sockets: a workload claim of a ready domain gets the
-// domain's channel, the node is labelled for the domain, and unprepare
+// domain's channel, the node is labeled for the domain, and unprepare
 // removes both.
 func TestServeAsSeenByTheKubelet(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
