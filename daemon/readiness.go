@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
 )
@@ -34,6 +35,14 @@ type CtlProber struct {
 	ConfigPath string
 	// Env is the tool's environment; nil inherits the daemon's.
 	Env []string
+	// noPeerTable, once set, skips -N: the tool's node table is not the
+	// stand-in's (nvidia-imex-ctl), so asking again each probe is waste.
+	noPeerTable *atomic.Bool
+}
+
+// NewCtlProber returns a prober that runs ctl with the config file.
+func NewCtlProber(ctl, configPath string, env []string) CtlProber {
+	return CtlProber{Ctl: ctl, ConfigPath: configPath, Env: env, noPeerTable: &atomic.Bool{}}
 }
 
 // Probe implements Prober. A query tool that fails or prints anything but
@@ -50,13 +59,19 @@ func (p CtlProber) Probe(ctx context.Context) (IMEXState, error) {
 	}
 	// A tool whose node table is not the stand-in's (nvidia-imex-ctl) leaves
 	// the peers unknown; a tool that did not finish is an error, not "unknown".
+	if p.noPeerTable != nil && p.noPeerTable.Load() {
+		return st, nil
+	}
 	out, err = p.run(ctx, "-N")
 	if ctx.Err() != nil {
 		return IMEXState{}, fmt.Errorf("query IMEX peers: %w", ctx.Err())
 	}
 	if err == nil {
-		if peers, err := imexstandin.ParsePeerTable(string(out)); err == nil {
+		peers, perr := imexstandin.ParsePeerTable(string(out))
+		if perr == nil {
 			st.Peers = peerMap(peers)
+		} else if p.noPeerTable != nil {
+			p.noPeerTable.Store(true)
 		}
 	}
 	return st, nil

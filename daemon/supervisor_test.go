@@ -129,7 +129,7 @@ func TestSupervisorRestartsAKilledIMEXAndReloadsPeersWithoutRestart(t *testing.T
 	var nodes []*supervisedNode
 	for _, ip := range ips {
 		nodes = append(nodes, startSupervised(t, ip, starter, func(s IMEXSettings) Prober {
-			return CtlProber{Ctl: starter.Binary, ConfigPath: s.ConfigPath(), Env: starter.Env}
+			return NewCtlProber(starter.Binary, s.ConfigPath(), starter.Env)
 		}))
 	}
 	// IMEX starts with no peers and learns them without a restart.

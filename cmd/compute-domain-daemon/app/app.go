@@ -97,7 +97,7 @@ func serve(ctx context.Context, o *options, c client.WithWatch) error {
 	} else {
 		settings := daemon.IMEXSettings{ConfigDir: o.configDir}
 		starter = daemon.ExecStarter{Binary: o.imexBinary, Stdout: os.Stdout, Stderr: os.Stderr}
-		prober = daemon.CtlProber{Ctl: o.imexCtl, ConfigPath: settings.ConfigPath()}
+		prober = daemon.NewCtlProber(o.imexCtl, settings.ConfigPath(), nil)
 	}
 	d, err := daemon.New(daemon.Options{
 		Identity:      o.identity,
