@@ -38,7 +38,7 @@ const (
 // labels. Drivers built from one env are the same node across plugin
 // restarts.
 type nodeEnv struct {
-	t          *testing.T
+	t          testing.TB
 	clique     string
 	hostRoot   string
 	cdiRoot    string
@@ -50,7 +50,7 @@ type nodeEnv struct {
 
 // newNodeEnv makes a node of the given mock NVML profile (gb200-nvl72 has a
 // clique, hgx-h100-8 none).
-func newNodeEnv(t *testing.T, profile string) *nodeEnv {
+func newNodeEnv(t testing.TB, profile string) *nodeEnv {
 	t.Helper()
 	lib, err := mock.New(mock.Config{NodeName: testNode, Profile: profile, Rack: 1})
 	if err != nil {
