@@ -59,7 +59,9 @@ type Deps struct {
 	Checkpoint *checkpoint.Store
 	Domains    DomainLookup
 	Labeler    NodeLabeler
-	Clock      clock.WithTicker
+	// Claims may be nil: then no stale-claim cleanup runs.
+	Claims ClaimGetter
+	Clock  clock.WithTicker
 	// Metrics may be nil: then nothing is registered.
 	Metrics *Metrics
 }
@@ -72,6 +74,7 @@ type Driver struct {
 	store   *checkpoint.Store
 	domains DomainLookup
 	labeler NodeLabeler
+	claims  ClaimGetter
 	clock   clock.WithTicker
 	metrics *Metrics
 	sync    chan struct{}
@@ -136,7 +139,7 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	d := &Driver{
 		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, store: deps.Checkpoint,
-		domains: deps.Domains, labeler: deps.Labeler, clock: deps.Clock, metrics: deps.Metrics,
+		domains: deps.Domains, labeler: deps.Labeler, claims: deps.Claims, clock: deps.Clock, metrics: deps.Metrics,
 		sync: make(chan struct{}, 1), labeled: map[types.UID]bool{},
 	}
 	state, res, err := d.store.Load()
@@ -188,7 +191,8 @@ func (d *Driver) TriggerLabelSync() {
 }
 
 // Run reconciles the node's domain labels at start, on TriggerLabelSync and
-// periodically, until ctx ends.
+// periodically, until ctx ends; the periodic pass first cleans up claims
+// whose ResourceClaim is gone.
 func (d *Driver) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	t := d.clock.NewTicker(d.cfg.LabelSyncInterval)
@@ -202,6 +206,9 @@ func (d *Driver) Run(ctx context.Context) {
 			return
 		case <-d.sync:
 		case <-t.C():
+			if err := d.CleanupStaleClaims(ctx); err != nil {
+				logger.Error(err, "Stale claim cleanup failed")
+			}
 		}
 	}
 }

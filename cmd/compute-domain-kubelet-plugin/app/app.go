@@ -173,6 +173,7 @@ func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c
 		Checkpoint: checkpoint.NewStore(filepath.Join(dopts.PluginDataDir(), "checkpoint.json"), bootID),
 		Domains:    c.domains,
 		Labeler:    computedomain.ClientNodeLabeler{Client: c.kube, NodeName: o.nodeName},
+		Claims:     draplugin.ClaimClient{Client: c.kube},
 		Metrics:    computedomain.NewMetrics(registry),
 	})
 	if err != nil {
