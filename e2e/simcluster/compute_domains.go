@@ -40,8 +40,11 @@ func installCRDs(ctx context.Context, cfg *rest.Config, applier *Applier) error 
 		return err
 	}
 	files, err := filepath.Glob(filepath.Join(root, "charts/computedomain-operator/crds/*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs under charts/computedomain-operator/crds (%v)", err)
+	if err != nil {
+		return fmt.Errorf("list CRDs: %w", err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no CRDs under %s", filepath.Join(root, "charts/computedomain-operator/crds"))
 	}
 	var names []string
 	for _, f := range files {

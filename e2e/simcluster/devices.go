@@ -3,8 +3,9 @@ package simcluster
 import (
 	"crypto/sha256"
 	"fmt"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"strings"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"

@@ -77,6 +77,6 @@ func freeLocalURL() (url.URL, error) {
 	if err != nil {
 		return url.URL{}, fmt.Errorf("find a free port: %w", err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return url.URL{Scheme: "http", Host: l.Addr().String()}, nil
 }

@@ -3,8 +3,9 @@ package simcluster
 import (
 	"context"
 	"fmt"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"strconv"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	gpuapp "github.com/computedomain-operator/computedomain-operator/cmd/gpu-kubelet-plugin/app"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"

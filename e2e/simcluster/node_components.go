@@ -2,8 +2,9 @@ package simcluster
 
 import (
 	"context"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"path/filepath"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"

@@ -1,10 +1,11 @@
 package simcluster
 
 import (
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 )
 
 // NodeObject is the Node a simulated node registers, with its capacity,

@@ -1,8 +1,9 @@
 package suite
 
 import (
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"slices"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -1,9 +1,10 @@
 package suite
 
 import (
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"os"
 	"time"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -2,10 +2,11 @@ package suite
 
 import (
 	"context"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -15,10 +15,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "simcluster: %v\n", err)
-		stop()
+	err := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		_, _ = fmt.Fprintf(os.Stderr, "simcluster: %v\n", err)
 		os.Exit(1)
 	}
 }

@@ -19,7 +19,7 @@ func mockCliqueID(profile, node string, rack int) (string, error) {
 		return "", err
 	}
 	if r := lib.Init(); r != nvml.SUCCESS {
-		return "", fmt.Errorf("mock NVML of %s: init: %v", node, r)
+		return "", fmt.Errorf("mock NVML of %s: init: %w", node, nvml.ReturnError(lib, "init", r))
 	}
 	defer lib.Shutdown()
 	return nvml.NodeCliqueID(lib)

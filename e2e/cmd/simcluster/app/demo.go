@@ -4,13 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,7 +45,7 @@ type demo struct {
 }
 
 func (d *demo) progress(format string, args ...any) {
-	fmt.Fprintf(d.out, "[%6.2fs] %s\n", time.Since(d.start).Seconds(), fmt.Sprintf(format, args...))
+	_, _ = fmt.Fprintf(d.out, "[%6.2fs] %s\n", time.Since(d.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -116,7 +117,7 @@ func (d *demo) gpuClaim(ctx context.Context) error {
 	}
 	devices, err := simcluster.PodDevices(ctx, d.client, pod)
 	if err != nil || len(devices) != 1 {
-		return fmt.Errorf("GPU claim: want 1 allocated device, got %d (%v)", len(devices), err)
+		return fmt.Errorf("GPU claim: want 1 allocated device, got %d: %w", len(devices), err)
 	}
 	edits, err := nodeagent.DecodeCDIEdits(pod.Annotations)
 	if err != nil {
@@ -140,7 +141,7 @@ func (d *demo) migClaim(ctx context.Context) error {
 	}
 	devices, err := simcluster.PodDevices(ctx, d.client, pod)
 	if err != nil || len(devices) != 2 {
-		return fmt.Errorf("MIG claim: want 2 allocated devices, got %d (%v)", len(devices), err)
+		return fmt.Errorf("MIG claim: want 2 allocated devices, got %d: %w", len(devices), err)
 	}
 	p0, p1 := devices[0].StringAttribute("parentUUID"), devices[1].StringAttribute("parentUUID")
 	if p0 == "" || p0 != p1 {
@@ -197,7 +198,7 @@ func (d *demo) gang(ctx context.Context) error {
 	}
 	objs, err := simcluster.DecodeManifests(data)
 	if err != nil || len(objs) != 4 {
-		return fmt.Errorf("gang: demo/gang-podgroup.yaml: want PodGroup, template and 2 pods (%v)", err)
+		return fmt.Errorf("gang: demo/gang-podgroup.yaml: want PodGroup, template and 2 pods: %w", err)
 	}
 	start := time.Now()
 	if _, err := d.applier.Create(ctx, demoNamespace, objs[:3]); err != nil {
@@ -219,7 +220,7 @@ func (d *demo) gang(ctx context.Context) error {
 	cliques := map[string]bool{}
 	var nodes []string
 	for _, name := range []string{"gang-0", "gang-1"} {
-		pod, _, err := d.waitRunning(ctx, name)
+		pod, err := d.waitRunning(ctx, name)
 		if err != nil {
 			return fmt.Errorf("gang: %w", err)
 		}
@@ -277,13 +278,12 @@ func (d *demo) runPod(ctx context.Context, manifest, name string) (*corev1.Pod, 
 	if _, err := d.applier.CreateFromFile(ctx, demoNamespace, filepath.Join(d.root, manifest)); err != nil {
 		return nil, 0, err
 	}
-	pod, _, err := d.waitRunning(ctx, name)
+	pod, err := d.waitRunning(ctx, name)
 	return pod, time.Since(start), err
 }
 
 // waitRunning waits for a demo pod to be Running.
-func (d *demo) waitRunning(ctx context.Context, name string) (*corev1.Pod, time.Duration, error) {
-	start := time.Now()
+func (d *demo) waitRunning(ctx context.Context, name string) (*corev1.Pod, error) {
 	var pod *corev1.Pod
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, d.timeout, true, func(ctx context.Context) (bool, error) {
 		p, err := d.client.CoreV1().Pods(demoNamespace).Get(ctx, name, metav1.GetOptions{})
@@ -294,9 +294,9 @@ func (d *demo) waitRunning(ctx context.Context, name string) (*corev1.Pod, time.
 		return p.Status.Phase == corev1.PodRunning, nil
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("pod %s not Running within %s (%s): %w", name, d.timeout, podSummary(pod), err)
+		return nil, fmt.Errorf("pod %s not Running within %s (%s): %w", name, d.timeout, podSummary(pod), err)
 	}
-	return pod, time.Since(start), nil
+	return pod, nil
 }
 
 func podSummary(pod *corev1.Pod) string {
@@ -318,14 +318,14 @@ func podSummary(pod *corev1.Pod) string {
 }
 
 func (d *demo) printTable() {
-	fmt.Fprintln(d.out)
+	_, _ = fmt.Fprintln(d.out)
 	tw := tabwriter.NewWriter(d.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tPOD\tNODE\tDEVICES\tPHASE\tTIME")
+	_, _ = fmt.Fprintln(tw, "STEP\tPOD\tNODE\tDEVICES\tPHASE\tTIME")
 	for _, r := range d.rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2fs\n", r.step, r.pod, r.node, r.devices, r.phase, r.took.Seconds())
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2fs\n", r.step, r.pod, r.node, r.devices, r.phase, r.took.Seconds())
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(d.out)
+	_, _ = fmt.Fprintln(d.out)
 }
 
 // envHasValue: some variable of env has the value want.

@@ -23,13 +23,13 @@ func stopQuietly(c *simcluster.Cluster) {
 		c.Stop()
 		return
 	}
-	defer unix.Close(saved)
+	defer func() { _ = unix.Close(saved) }()
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		c.Stop()
 		return
 	}
-	defer devNull.Close()
+	defer func() { _ = devNull.Close() }()
 	if err := unix.Dup2(int(devNull.Fd()), 2); err != nil {
 		c.Stop()
 		return

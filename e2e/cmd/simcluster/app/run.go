@@ -6,10 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
@@ -31,7 +32,7 @@ Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
 // can be called more than once in one process.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
+		_, _ = fmt.Fprintln(stderr, usage)
 		return errors.New("no command given: allowed commands are up, demo")
 	}
 	switch args[0] {
@@ -40,10 +41,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, usage)
+		_, _ = fmt.Fprintln(stdout, usage)
 		return nil
 	default:
-		fmt.Fprintln(stderr, usage)
+		_, _ = fmt.Fprintln(stderr, usage)
 		return fmt.Errorf("unknown command %q: allowed commands are up, demo", args[0])
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"io"
 	"time"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 )
@@ -39,12 +40,12 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := simcluster.WriteKubeconfig(cluster.RESTConfig(), *kubeconfig); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s); kubeconfig written to %s; Ctrl-C to stop\n",
+	_, _ = fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s); kubeconfig written to %s; Ctrl-C to stop\n",
 		time.Since(start).Seconds(), len(cluster.Nodes()), describeNodes(cluster.Nodes()), *kubeconfig)
 	if !*exitWhenReady {
 		<-ctx.Done()
 	}
-	fmt.Fprintln(stderr, "simcluster: shutting down")
+	_, _ = fmt.Fprintln(stderr, "simcluster: shutting down")
 	return nil
 }
 
