@@ -161,7 +161,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return <-supDone
 		case err := <-supDone:
-			return fmt.Errorf("IMEX supervisor: %w", err)
+			if ctx.Err() != nil {
+				return nil // shutting down: the supervisor stopped IMEX
+			}
+			return fmt.Errorf("IMEX supervisor stopped: %w", err)
 		case <-d.opts.DomainChanged:
 		case <-d.supervisor.Changed():
 		case <-ticker.C:
@@ -179,6 +182,13 @@ func (d *Daemon) sync(ctx context.Context) {
 		}
 		d.specApplied = true
 		logger.V(2).Info("Member record written", "member", d.record.Key())
+		// A restarted daemon takes over what its predecessor reported, so a
+		// stale "ready" is corrected at once rather than after the first
+		// report delay. (One read; a new record has no status.)
+		if m, err := d.record.Get(ctx); err == nil && len(m.Status.Conditions) > 0 && d.written == nil {
+			st := m.Status
+			d.written = &st
+		}
 	}
 
 	if d.opts.DomainSynced != nil && !d.opts.DomainSynced() {
