@@ -441,6 +441,16 @@ func (c *Cluster) StopNodeAgent(node string) error {
 	}
 }
 
+// KillContainer ends a container that a node runs in-process (an IMEX
+// daemon, say) as a crashed process would; the pod's restart policy applies.
+func (c *Cluster) KillContainer(node, namespace, pod, container string) error {
+	n, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	return n.agent.KillContainer(namespace, pod, container)
+}
+
 func (c *Cluster) node(name string) (*simNode, error) {
 	for _, n := range c.nodes {
 		if n != nil && n.spec.Name == name {

@@ -92,3 +92,54 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 		}).WithTimeout(jobTimeout).Should(Succeed())
 	})
 })
+
+var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func() {
+	It("gets the daemon restarted by the node and is Ready again with both nodes", func(ctx SpecContext) {
+		requireSimulated("killing a daemon container")
+		if _, err := env.client.Discovery().ServerResourcesForGroupVersion("resource.nvidia.com/v1beta1"); err != nil {
+			Skip("ComputeDomains are not installed in this cluster: " + err.Error())
+		}
+		dyn, err := dynamic.NewForConfig(env.restConfig)
+		Expect(err).NotTo(HaveOccurred())
+		ns := newNamespace(ctx)
+		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
+		domainReady := func(g Gomega) {
+			cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "imex-pods", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
+			g.Expect(status).To(Equal("Ready"))
+			nodes, _, _ := unstructured.NestedSlice(cd.Object, "status", "nodes")
+			g.Expect(nodes).To(HaveLen(2))
+			for _, n := range nodes {
+				g.Expect(n).To(HaveKeyWithValue("status", "Ready"))
+			}
+		}
+		Eventually(ctx, domainReady).WithTimeout(jobTimeout).Should(Succeed())
+		pod := runningPod(ctx, ns, "imex-pod-0")
+
+		By("killing the IMEX daemon container on " + pod.Spec.NodeName)
+		var daemon corev1.Pod
+		Eventually(ctx, func(g Gomega) {
+			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
+				FieldSelector: "spec.nodeName=" + pod.Spec.NodeName,
+			})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(daemons.Items).To(HaveLen(1))
+			g.Expect(daemons.Items[0].Status.Phase).To(Equal(corev1.PodRunning))
+			daemon = daemons.Items[0]
+		}).WithTimeout(podStartTimeout).Should(Succeed())
+		Expect(env.sim.KillContainer(pod.Spec.NodeName, daemon.Namespace, daemon.Name, daemon.Spec.Containers[0].Name)).To(Succeed())
+
+		By("waiting for the restart and the domain's recovery")
+		Eventually(ctx, func(g Gomega) {
+			p, err := env.client.CoreV1().Pods(daemon.Namespace).Get(ctx, daemon.Name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Status.ContainerStatuses).To(HaveLen(1))
+			cs := p.Status.ContainerStatuses[0]
+			g.Expect(cs.RestartCount).To(BeEquivalentTo(1))
+			g.Expect(cs.LastTerminationState.Terminated).NotTo(BeNil())
+			g.Expect(cs.LastTerminationState.Terminated.ExitCode).To(BeEquivalentTo(137))
+		}).WithTimeout(podStartTimeout).Should(Succeed())
+		Eventually(ctx, domainReady).WithTimeout(jobTimeout).Should(Succeed())
+	})
+})

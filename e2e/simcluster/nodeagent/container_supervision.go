@@ -2,10 +2,12 @@ package nodeagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -15,8 +17,11 @@ const restartDelay = time.Second
 
 // runningContainer is one container run by the Runtime.
 type runningContainer struct {
-	view      Container
-	cancel    context.CancelFunc
+	view Container
+	// cancel stops the container for good (pod deletion); kill ends it as a
+	// crash would, and the restart policy applies.
+	cancel    func()
+	kill      func()
 	done      chan struct{}
 	err       error
 	startedAt time.Time
@@ -60,20 +65,28 @@ func (a *Agent) startContainers(ctx context.Context, key string, st *podState, e
 // launch runs a container on its own goroutine. Its context outlives the
 // sync that started it: only stopContainers or the agent's end cancel it.
 func (a *Agent) launch(ctx context.Context, key string, rc *runningContainer) {
-	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	rc.cancel = func() { stop(); cancel() }
-	rc.done = make(chan struct{})
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(context.Canceled) })
+	done := make(chan struct{})
+	a.mu.Lock()
+	rc.cancel = func() { stop(); cancel(context.Canceled) }
+	rc.kill = func() { stop(); cancel(errKilled) }
+	rc.done = done
 	rc.err = nil
 	rc.startedAt = time.Now()
+	a.mu.Unlock()
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "container", rc.view.Container.Name)
 	go func() {
-		defer close(rc.done)
+		defer close(done)
 		defer a.queue.Add(key)
-		rc.err = a.cfg.Runtime.Run(klog.NewContext(cctx, logger), rc.view)
-		if cctx.Err() == nil {
-			logger.V(2).Info("Container exited", "err", rc.err)
+		err := a.cfg.Runtime.Run(klog.NewContext(cctx, logger), rc.view)
+		if errors.Is(context.Cause(cctx), errKilled) {
+			err = errKilled
 		}
+		a.mu.Lock()
+		rc.err = err
+		a.mu.Unlock()
+		logger.V(2).Info("Container exited", "err", err)
 	}()
 }
 
@@ -100,6 +113,9 @@ func (a *Agent) superviseContainers(ctx context.Context, key string, st *podStat
 		}
 		rc.restarts++
 		klog.FromContext(ctx).V(2).Info("Restarting container", "container", rc.view.Container.Name, "restarts", rc.restarts, "lastErr", rc.err)
+		if err := a.recordRestart(ctx, st.pod, rc); err != nil {
+			return 0, err
+		}
 		a.launch(ctx, key, rc)
 		running++
 	}
@@ -111,6 +127,58 @@ func (a *Agent) superviseContainers(ctx context.Context, key string, st *podStat
 		exitCode = 1
 	}
 	return 0, a.finish(ctx, st, exitCode)
+}
+
+// errKilled is the exit of a container killed on purpose (KillContainer).
+var errKilled = errors.New("killed")
+
+// KillContainer ends a running container of a pod on this node as a crash
+// would (exit code 137); the pod's restart policy then applies, as the kubelet
+// does when a container process dies.
+func (a *Agent) KillContainer(namespace, pod, container string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.pods[namespace+"/"+pod]
+	if st == nil {
+		return fmt.Errorf("pod %s/%s does not run on node %s", namespace, pod, a.cfg.Node.Name)
+	}
+	rc := st.containers[container]
+	if rc == nil || rc.kill == nil {
+		return fmt.Errorf("container %s of pod %s/%s is not run by the node runtime", container, namespace, pod)
+	}
+	rc.kill()
+	return nil
+}
+
+// recordRestart reports the restart in the container's status: restart
+// count and the last termination, as the kubelet does.
+func (a *Agent) recordRestart(ctx context.Context, pod *corev1.Pod, rc *runningContainer) error {
+	a.mu.Lock()
+	exitErr, startedAt := rc.err, rc.startedAt
+	a.mu.Unlock()
+	now := metav1.Now()
+	exitCode, reason := int32(0), "Completed"
+	if exitErr != nil {
+		exitCode, reason = 1, "Error"
+		if errors.Is(exitErr, errKilled) {
+			exitCode = 137
+		}
+	}
+	return a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus {
+		status := *p.Status.DeepCopy()
+		for i := range status.ContainerStatuses {
+			cs := &status.ContainerStatuses[i]
+			if cs.Name != rc.view.Container.Name {
+				continue
+			}
+			cs.RestartCount = int32(rc.restarts)
+			cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: exitCode, Reason: reason, StartedAt: metav1.NewTime(startedAt), FinishedAt: now, ContainerID: cs.ContainerID,
+			}}
+			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+		}
+		return status
+	})
 }
 
 // stopContainers cancels the pod's runtime containers and waits for them up
