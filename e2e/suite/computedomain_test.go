@@ -3,6 +3,7 @@ package suite
 import (
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -35,7 +36,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 			cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "imex-domain", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
-			g.Expect(status).To(Equal("Ready"))
+			g.Expect(status).To(Equal("Ready"), func() string { return podsSummary(ctx, ns) })
 			nodes, _, _ := unstructured.NestedSlice(cd.Object, "status", "nodes")
 			g.Expect(nodes).To(HaveLen(4))
 			for _, n := range nodes {
@@ -50,7 +51,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 				g.Expect(p.Status.Phase).To(BeElementOf(corev1.PodRunning, corev1.PodSucceeded), "pod %s", p.Name)
 			}
 			pods = list.Items
-		}).WithTimeout(jobTimeout).Should(Succeed())
+		}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 
 		if simulatedChecks("recorded CDI edits") {
 			channels := map[string]bool{}
@@ -107,14 +108,14 @@ var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func()
 			cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "imex-pods", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
-			g.Expect(status).To(Equal("Ready"))
+			g.Expect(status).To(Equal("Ready"), func() string { return podsSummary(ctx, ns) })
 			nodes, _, _ := unstructured.NestedSlice(cd.Object, "status", "nodes")
 			g.Expect(nodes).To(HaveLen(2))
 			for _, n := range nodes {
 				g.Expect(n).To(HaveKeyWithValue("status", "Ready"))
 			}
 		}
-		Eventually(ctx, domainReady).WithTimeout(jobTimeout).Should(Succeed())
+		Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 		pod := runningPod(ctx, ns, "imex-pod-0")
 
 		By("killing the IMEX daemon container on " + pod.Spec.NodeName)
@@ -140,6 +141,6 @@ var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func()
 			g.Expect(cs.LastTerminationState.Terminated).NotTo(BeNil())
 			g.Expect(cs.LastTerminationState.Terminated.ExitCode).To(BeEquivalentTo(137))
 		}).WithTimeout(podStartTimeout).Should(Succeed())
-		Eventually(ctx, domainReady).WithTimeout(jobTimeout).Should(Succeed())
+		Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 	})
 })

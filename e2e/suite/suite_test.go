@@ -2,7 +2,9 @@ package suite
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,12 +59,14 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		env.restConfig, err = clientcmd.BuildConfigFromFlags("", path)
 		Expect(err).NotTo(HaveOccurred())
 	} else {
-		By("starting a simulated cluster with ComputeDomains: 1 GB200 rack of 8 nodes, 1 H100 node, 1 A100 MIG node")
+		By("starting a simulated cluster with ComputeDomains: 1 GB200 rack of 12 nodes, 1 H100 node, 1 A100 MIG node")
 		startCtx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
 		defer cancel()
 		env.sim, err = simcluster.Start(startCtx, simcluster.Config{
 			Topology: topology.Topology{
-				Profile: "gb200-nvl72", Racks: 1, NodesPerRack: 8,
+				// 12 trays: the ComputeDomain specs need whole trays (4 + 2) while
+				// other specs hold GPUs and one tray loses its node agent.
+				Profile: "gb200-nvl72", Racks: 1, NodesPerRack: 12,
 				Extra: []topology.NodePool{{Profile: "hgx-h100-8", Count: 1}, {Profile: "a100-40gb-mig", Count: 1}},
 			},
 			NodeMonitorGracePeriod: simGracePeriod,
@@ -129,4 +133,23 @@ func runningPod(ctx context.Context, ns, name string) *corev1.Pod {
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "pod %s/%s conditions %v", ns, name, pod.Status.Conditions)
 	}).WithTimeout(podStartTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	return pod
+}
+
+// podsSummary describes the pods of a namespace for failure messages.
+func podsSummary(ctx context.Context, ns string) string {
+	pods, err := env.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var parts []string
+	for _, p := range pods.Items {
+		part := fmt.Sprintf("%s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
+		for _, c := range p.Status.Conditions {
+			if c.Status != corev1.ConditionTrue && c.Message != "" {
+				part += fmt.Sprintf(" (%s: %s)", c.Type, c.Message)
+			}
+		}
+		parts = append(parts, part)
+	}
+	return "pods in " + ns + ": " + strings.Join(parts, "; ")
 }
