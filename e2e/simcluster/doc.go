@@ -1,10 +1,28 @@
-// Package simcluster runs a Kubernetes cluster made of the real control-plane
-// components (embedded etcd, kube-apiserver, kube-scheduler and the
-// kube-controller-manager controllers a GPU cluster needs) inside one process,
-// with simulated GPU nodes: Node objects with heartbeats, a node agent in the
-// kubelet's role (package nodeagent) and the DRA kubelet plugin of each node
-// started in-process with its own host root.
+// Package simcluster runs a Kubernetes cluster made of the real components
+// inside one process, with simulated GPU nodes:
 //
-// The feature gates of the control plane are process-global, so one process
-// runs one cluster at a time.
+//   - control plane: embedded etcd, kube-apiserver (resource.k8s.io/v1,
+//     scheduling.k8s.io/v1beta1 and the gates in WorkloadGates unless
+//     Config.DisableWorkloadAPI), kube-scheduler, and the
+//     kube-controller-manager controllers in Controllers (resourceclaim,
+//     daemonset, deployment, replicaset, job, garbage collector, node
+//     lifecycle, ...), each started through its own cmd/.../app package;
+//   - nodes (package topology for the shape): a Node with capacity, labels
+//     (hostname, the clique the mock NVML reports) and a loopback address
+//     127.0.x.y, a host root <Dir>/n/<node> with the mock's fake /dev, /proc
+//     and /sys, and a node agent (package nodeagent) in the kubelet's role;
+//   - the operator: the GPU kubelet plugin on every node (GPUPluginComponent,
+//     mock NVML) or the test driver (TestDriverComponent); with
+//     Config.ComputeDomains the CRDs, the ComputeDomain controller, the
+//     compute-domain kubelet plugin on every node, and the IMEX daemon pods,
+//     which the node agents run in-process from their pod specs
+//     (Config.Images maps images to in-process runners).
+//
+// Start returns when every node is Ready and has published its devices;
+// Stop shuts everything down. The control plane's own logs (process-global
+// klog) are off unless SIMCLUSTER_KLOG=<verbosity> is set. The feature gates
+// are process-global, so one process runs one cluster at a time.
+//
+// The command e2e/cmd/simcluster wraps this package (`up`, `demo`), and the
+// Ginkgo suite in e2e/suite runs on it.
 package simcluster
