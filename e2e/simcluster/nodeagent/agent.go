@@ -48,6 +48,8 @@ type Config struct {
 type Agent struct {
 	cfg    Config
 	nodeIP string
+	// podIPs hands out the pods' addresses.
+	podIPs *podAddresses
 	dra    *dra.Manager
 	queue  workqueue.TypedRateLimitingInterface[string]
 
@@ -100,6 +102,11 @@ func New(cfg Config) (*Agent, error) {
 			a.nodeIP = addr.Address
 		}
 	}
+	podIPs, err := newPodAddresses(a.nodeIP)
+	if err != nil {
+		return nil, fmt.Errorf("node agent %s: %w", cfg.Node.Name, err)
+	}
+	a.podIPs = podIPs
 	return a, nil
 }
 
@@ -223,6 +230,7 @@ func (a *Agent) state(key string, uid types.UID) (*podState, *podState) {
 	st := a.pods[key]
 	if st != nil && st.pod.UID != uid {
 		delete(a.pods, key)
+		a.podIPs.release(st.pod.UID)
 		return nil, st
 	}
 	return st, nil
@@ -237,5 +245,8 @@ func (a *Agent) remember(key string, st *podState) {
 func (a *Agent) forget(key string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if st := a.pods[key]; st != nil {
+		a.podIPs.release(st.pod.UID)
+	}
 	delete(a.pods, key)
 }

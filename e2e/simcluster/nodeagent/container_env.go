@@ -14,14 +14,14 @@ import (
 // container's env (literal values and the pod field references a node can
 // resolve). $(VAR) references in command and args expand against it; the
 // runtime then adds the CDI edits' variables (withCDIEnv).
-func containerEnv(pod *corev1.Pod, c *corev1.Container, nodeIP string) (map[string]string, error) {
+func containerEnv(pod *corev1.Pod, c *corev1.Container, nodeIP, podIP string) (map[string]string, error) {
 	env := map[string]string{}
 	for _, e := range c.Env {
 		switch {
 		case e.ValueFrom == nil:
 			env[e.Name] = expansion.Expand(e.Value, expansion.MappingFuncFor(env))
 		case e.ValueFrom.FieldRef != nil:
-			v, err := podFieldValue(pod, e.ValueFrom.FieldRef.FieldPath, nodeIP)
+			v, err := podFieldValue(pod, e.ValueFrom.FieldRef.FieldPath, nodeIP, podIP)
 			if err != nil {
 				return nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
@@ -49,7 +49,7 @@ func withCDIEnv(env map[string]string, cdiEnv []string) map[string]string {
 }
 
 // podFieldValue resolves the downward-API field paths a node knows.
-func podFieldValue(pod *corev1.Pod, path, nodeIP string) (string, error) {
+func podFieldValue(pod *corev1.Pod, path, nodeIP, podIP string) (string, error) {
 	switch path {
 	case "metadata.name":
 		return pod.Name, nil
@@ -61,7 +61,9 @@ func podFieldValue(pod *corev1.Pod, path, nodeIP string) (string, error) {
 		return pod.Spec.NodeName, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
-	case "status.podIP", "status.hostIP":
+	case "status.podIP":
+		return podIP, nil
+	case "status.hostIP":
 		return nodeIP, nil
 	}
 	return "", fmt.Errorf("field path %q: allowed values are metadata.name, metadata.namespace, metadata.uid, spec.nodeName, spec.serviceAccountName, status.podIP, status.hostIP", path)

@@ -36,7 +36,7 @@ func daemonPod() *corev1.Pod {
 
 func TestContainerView(t *testing.T) {
 	pod := daemonPod()
-	a := &Agent{cfg: Config{Paths: PathsFor("/sim/nodes/n1")}, nodeIP: "127.0.1.2"}
+	a := &Agent{cfg: Config{Paths: PathsFor("/sim/nodes/n1")}, nodeIP: "127.0.1.2", podIPs: mustPodAddresses(t, "127.0.1.2")}
 	got, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{
 		Env:    []string{"IMEX_DIR=/etc/imex", "POD_IP=overridden-by-cdi"},
 		Mounts: []Mount{{ContainerPath: "/etc/imex", HostPath: "/sim/nodes/n1/var/lib/kubelet/plugins/cd/domain-1"}},
@@ -55,7 +55,7 @@ func TestContainerView(t *testing.T) {
 		"args expand the spec's variables (not CDI's) and map paths under mounts onto the host root": {
 			got: got.Args,
 			want: []string{
-				"/bin/daemon", "--node-name=gb200-r0-n01", "--ip-address=127.0.1.2",
+				"/bin/daemon", "--node-name=gb200-r0-n01", "--ip-address=127.1.2.1",
 				"--state=/sim/nodes/n1/var/lib/kubelet/plugins/cd/state",
 				"--tmp=/sim/nodes/n1/var/lib/kubelet/pods/uid-1/volumes/empty-dir/scratch",
 				"--other=/etc/x", "-v=$(DEPTH)",
@@ -95,7 +95,7 @@ func TestContainerViewRefusesWhatANodeCannotResolve(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pod := daemonPod()
 			mutate(pod)
-			a := &Agent{cfg: Config{Paths: PathsFor("/sim/nodes/n1")}, nodeIP: "127.0.1.2"}
+			a := &Agent{cfg: Config{Paths: PathsFor("/sim/nodes/n1")}, nodeIP: "127.0.1.2", podIPs: mustPodAddresses(t, "127.0.1.2")}
 			if _, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{}); err == nil {
 				t.Fatal("buildContainer() succeeded, want an error")
 			}

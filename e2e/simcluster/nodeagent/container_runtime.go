@@ -39,7 +39,11 @@ type ContainerRuntime interface {
 
 // buildContainer prepares the runtime view of one container.
 func (a *Agent) buildContainer(pod *corev1.Pod, c *corev1.Container, edits ContainerEdits) (Container, error) {
-	env, err := containerEnv(pod, c, a.nodeIP)
+	podIP, err := a.podIPs.assign(pod)
+	if err != nil {
+		return Container{}, fmt.Errorf("container %s: %w", c.Name, err)
+	}
+	env, err := containerEnv(pod, c, a.nodeIP, podIP)
 	if err != nil {
 		return Container{}, fmt.Errorf("container %s: %w", c.Name, err)
 	}

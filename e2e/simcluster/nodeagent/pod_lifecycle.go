@@ -58,6 +58,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 		return 0, a.terminate(ctx, key, st)
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
 		st.finished = true
+		a.podIPs.release(pod.UID)
 		return 0, a.unprepare(ctx, st)
 	case !st.prepared:
 		return a.start(ctx, key, st)
@@ -105,6 +106,10 @@ func (a *Agent) start(ctx context.Context, key string, st *podState) (time.Durat
 	if err := a.recordEdits(ctx, pod, edits); err != nil {
 		return 0, err
 	}
+	podIP, err := a.podIPs.assign(pod)
+	if err != nil {
+		return 0, err
+	}
 	if err := a.startContainers(ctx, key, st, edits); err != nil {
 		msg := err.Error()
 		_ = a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return waitingStatus(p, "CreateContainerError", msg) })
@@ -112,7 +117,7 @@ func (a *Agent) start(ctx context.Context, key string, st *podState) (time.Durat
 	}
 	st.startedAt = time.Now()
 	startedAt := metav1.NewTime(st.startedAt)
-	if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return runningStatus(p, a.nodeIP, startedAt) }); err != nil {
+	if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return runningStatus(p, a.nodeIP, podIP, startedAt) }); err != nil {
 		return 0, err
 	}
 	klog.FromContext(ctx).V(2).Info("Pod running", "containers", len(edits))
@@ -133,6 +138,7 @@ func (a *Agent) finish(ctx context.Context, st *podState, exitCode int32) error 
 		return err
 	}
 	st.finished = true
+	a.podIPs.release(st.pod.UID)
 	return a.unprepare(ctx, st)
 }
 

@@ -18,14 +18,14 @@ func containerID(pod *corev1.Pod, name string) string {
 }
 
 // runningStatus is the status of a pod whose containers all started at
-// startedAt on a node with the given IP.
-func runningStatus(pod *corev1.Pod, nodeIP string, startedAt metav1.Time) corev1.PodStatus {
+// startedAt, with its own address on a node with the given IP.
+func runningStatus(pod *corev1.Pod, nodeIP, podIP string, startedAt metav1.Time) corev1.PodStatus {
 	status := *pod.Status.DeepCopy()
 	status.Phase = corev1.PodRunning
 	status.HostIP = nodeIP
 	status.HostIPs = []corev1.HostIP{{IP: nodeIP}}
-	status.PodIP = nodeIP
-	status.PodIPs = []corev1.PodIP{{IP: nodeIP}}
+	status.PodIP = podIP
+	status.PodIPs = []corev1.PodIP{{IP: podIP}}
 	if status.StartTime == nil {
 		status.StartTime = &startedAt
 	}

@@ -26,13 +26,14 @@ func testPod(restart corev1.RestartPolicy) *corev1.Pod {
 type statusSummary struct {
 	Phase      corev1.PodPhase
 	PodIP      string
+	HostIP     string
 	Conditions map[corev1.PodConditionType]corev1.ConditionStatus
 	Running    map[string]bool
 	ExitCodes  map[string]int32
 }
 
 func summarize(s corev1.PodStatus) statusSummary {
-	out := statusSummary{Phase: s.Phase, PodIP: s.PodIP, Conditions: map[corev1.PodConditionType]corev1.ConditionStatus{},
+	out := statusSummary{Phase: s.Phase, PodIP: s.PodIP, HostIP: s.HostIP, Conditions: map[corev1.PodConditionType]corev1.ConditionStatus{},
 		Running: map[string]bool{}, ExitCodes: map[string]int32{}}
 	for _, c := range s.Conditions {
 		out.Conditions[c.Type] = c.Status
@@ -49,16 +50,18 @@ func summarize(s corev1.PodStatus) statusSummary {
 func TestPodStatusTransitions(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC))
 	running := func(p *corev1.Pod) *corev1.Pod {
-		p.Status = runningStatus(p, "127.0.1.1", now)
+		p.Status = runningStatus(p, "127.0.1.1", "127.1.1.7", now)
 		return p
 	}
 	cases := map[string]struct {
 		status func() corev1.PodStatus
 		want   statusSummary
 	}{
-		"a started pod is Running and Ready on the node's address, keeping PodScheduled": {
-			status: func() corev1.PodStatus { return runningStatus(testPod(corev1.RestartPolicyAlways), "127.0.1.1", now) },
-			want: statusSummary{Phase: corev1.PodRunning, PodIP: "127.0.1.1",
+		"a started pod is Running and Ready on its own address, keeping PodScheduled": {
+			status: func() corev1.PodStatus {
+				return runningStatus(testPod(corev1.RestartPolicyAlways), "127.0.1.1", "127.1.1.7", now)
+			},
+			want: statusSummary{Phase: corev1.PodRunning, PodIP: "127.1.1.7", HostIP: "127.0.1.1",
 				Conditions: map[corev1.PodConditionType]corev1.ConditionStatus{
 					corev1.PodScheduled: corev1.ConditionTrue, corev1.PodReadyToStartContainers: corev1.ConditionTrue,
 					corev1.PodInitialized: corev1.ConditionTrue, corev1.ContainersReady: corev1.ConditionTrue, corev1.PodReady: corev1.ConditionTrue,
@@ -69,7 +72,7 @@ func TestPodStatusTransitions(t *testing.T) {
 			status: func() corev1.PodStatus {
 				return terminatedStatus(running(testPod(corev1.RestartPolicyNever)), 0, "Completed", now)
 			},
-			want: statusSummary{Phase: corev1.PodSucceeded, PodIP: "127.0.1.1",
+			want: statusSummary{Phase: corev1.PodSucceeded, PodIP: "127.1.1.7", HostIP: "127.0.1.1",
 				Conditions: map[corev1.PodConditionType]corev1.ConditionStatus{
 					corev1.PodScheduled: corev1.ConditionTrue, corev1.PodReadyToStartContainers: corev1.ConditionTrue,
 					corev1.PodInitialized: corev1.ConditionTrue, corev1.ContainersReady: corev1.ConditionFalse, corev1.PodReady: corev1.ConditionFalse,
@@ -80,7 +83,7 @@ func TestPodStatusTransitions(t *testing.T) {
 			status: func() corev1.PodStatus {
 				return terminatedStatus(running(testPod(corev1.RestartPolicyNever)), 3, "Error", now)
 			},
-			want: statusSummary{Phase: corev1.PodFailed, PodIP: "127.0.1.1",
+			want: statusSummary{Phase: corev1.PodFailed, PodIP: "127.1.1.7", HostIP: "127.0.1.1",
 				Conditions: map[corev1.PodConditionType]corev1.ConditionStatus{
 					corev1.PodScheduled: corev1.ConditionTrue, corev1.PodReadyToStartContainers: corev1.ConditionTrue,
 					corev1.PodInitialized: corev1.ConditionTrue, corev1.ContainersReady: corev1.ConditionFalse, corev1.PodReady: corev1.ConditionFalse,
