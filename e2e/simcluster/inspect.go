@@ -34,7 +34,8 @@ func (d AllocatedDevice) StringAttribute(name string) string {
 }
 
 // PodDevices lists the devices allocated to the claims of a pod (from
-// pod.status.resourceClaimStatuses and direct claim references).
+// pod.status.resourceClaimStatuses, direct claim references, and the
+// scheduler's claim for extended resources).
 func PodDevices(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod) ([]AllocatedDevice, error) {
 	var claimNames []string
 	for _, pc := range pod.Spec.ResourceClaims {
@@ -47,6 +48,9 @@ func PodDevices(ctx context.Context, client kubernetes.Interface, pod *corev1.Po
 				claimNames = append(claimNames, *s.ResourceClaimName)
 			}
 		}
+	}
+	if ext := pod.Status.ExtendedResourceClaimStatus; ext != nil {
+		claimNames = append(claimNames, ext.ResourceClaimName)
 	}
 	var out []AllocatedDevice
 	for _, name := range claimNames {

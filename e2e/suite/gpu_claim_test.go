@@ -98,3 +98,25 @@ var _ = Describe("A Job of GPU pods", func() {
 		}).WithTimeout(jobTimeout).Should(Succeed())
 	})
 })
+
+var _ = Describe("An unmodified pod asking for nvidia.com/gpu", func() {
+	It("is served by DRA through the DeviceClass's extended resource name and runs with the GPU's CDI edits", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		createFixture(ctx, ns, "demo/extended-resource.yaml")
+		pod := runningPod(ctx, ns, "legacy-gpu-pod")
+		Expect(pod.Status.ExtendedResourceClaimStatus).NotTo(BeNil(), "the scheduler made a claim for the extended resource")
+
+		devices, err := simcluster.PodDevices(ctx, env.client, pod)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(devices).To(HaveLen(1))
+		Expect(devices[0].Driver).To(Equal("gpu.nvidia.com"))
+		Expect(devices[0].StringAttribute("type")).To(Equal("gpu"))
+
+		if !simulatedChecks("recorded CDI edits") {
+			return
+		}
+		edits, err := nodeagent.DecodeCDIEdits(pod.Annotations)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(edits["ctr"].Env).To(ContainElement(HaveSuffix("=" + devices[0].StringAttribute("uuid"))))
+	})
+})

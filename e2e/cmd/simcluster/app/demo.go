@@ -97,7 +97,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := d.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", demoNamespace, err)
 	}
-	steps := []func(context.Context) error{d.gpuClaim, d.migClaim, d.gpuJob, d.gang, d.unprepareOnDelete, d.computeDomainJob}
+	steps := []func(context.Context) error{d.gpuClaim, d.extendedResource, d.migClaim, d.gpuJob, d.gang, d.unprepareOnDelete, d.computeDomainJob}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			d.printTable()
@@ -130,6 +130,25 @@ func (d *demo) gpuClaim(ctx context.Context) error {
 	d.progress("GPU claim: pod %s Running on %s in %.2fs with %s (%s); container gets %s and %s",
 		pod.Name, pod.Spec.NodeName, took.Seconds(), devices[0].Device, uuid, strings.Join(edits["ctr"].Env, " "), deviceNodes(edits["ctr"]))
 	d.rows = append(d.rows, demoRow{"GPU claim", pod.Name, pod.Spec.NodeName, devices[0].Device, string(pod.Status.Phase), took})
+	return nil
+}
+
+// extendedResource: an unmodified `nvidia.com/gpu: 1` pod is served by DRA.
+func (d *demo) extendedResource(ctx context.Context) error {
+	pod, took, err := d.runPod(ctx, "demo/extended-resource.yaml", "legacy-gpu-pod")
+	if err != nil {
+		return fmt.Errorf("extended resource: %w", err)
+	}
+	devices, err := simcluster.PodDevices(ctx, d.client, pod)
+	if err != nil {
+		return fmt.Errorf("extended resource: %w", err)
+	}
+	if len(devices) != 1 {
+		return fmt.Errorf("extended resource: want 1 allocated device, got %d", len(devices))
+	}
+	d.progress("extended resource: unmodified pod %s asking nvidia.com/gpu: 1 Running on %s in %.2fs with %s through claim %s",
+		pod.Name, pod.Spec.NodeName, took.Seconds(), devices[0].Device, devices[0].Claim)
+	d.rows = append(d.rows, demoRow{"nvidia.com/gpu: 1 (DRA)", pod.Name, pod.Spec.NodeName, devices[0].Device, string(pod.Status.Phase), took})
 	return nil
 }
 
