@@ -1,0 +1,234 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/dynamic"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+)
+
+var computeDomainMembersGVR = schema.GroupVersionResource{Group: "resource.nvidia.com", Version: "v1beta1", Resource: "computedomainmembers"}
+
+// Named timeouts of the isolation specs.
+const (
+	// otherDomainsGoneTimeout covers the namespace cleanup of earlier specs,
+	// whose domains hold channels in the rack.
+	otherDomainsGoneTimeout = 2 * time.Minute
+	domainReadyTimeout      = 2 * time.Minute
+	domainTeardownTimeout   = 2 * time.Minute
+)
+
+// readyDomain is what a spec reads from a Ready single-clique domain.
+type readyDomain struct {
+	uid     types.UID
+	node    string
+	ip      string
+	channel int64
+}
+
+// waitForReadyDomain waits until the domain is Ready with its one node and
+// a channel for its clique.
+func waitForReadyDomain(ctx context.Context, dyn dynamic.Interface, ns, name string) readyDomain {
+	var d readyDomain
+	Eventually(ctx, func(g Gomega) {
+		cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
+		g.Expect(status).To(Equal("Ready"), func() string { return name + ": " + podsSummary(ctx, ns) })
+		nodes, _, _ := unstructured.NestedSlice(cd.Object, "status", "nodes")
+		g.Expect(nodes).To(HaveLen(1))
+		node := nodes[0].(map[string]any)
+		cliques, _, _ := unstructured.NestedSlice(cd.Object, "status", "cliques")
+		g.Expect(cliques).To(HaveLen(1))
+		channel, found, _ := unstructured.NestedInt64(cliques[0].(map[string]any), "channel")
+		g.Expect(found).To(BeTrue(), "domain %s has a channel for its clique", name)
+		d = readyDomain{uid: cd.GetUID(), node: fmt.Sprint(node["name"]), ip: fmt.Sprint(node["ipAddress"]), channel: channel}
+	}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	return d
+}
+
+// imexChannels are the IMEX channel device nodes in a pod's recorded CDI edits.
+func imexChannels(pod *corev1.Pod, container string) []string {
+	edits, err := nodeagent.DecodeCDIEdits(pod.Annotations)
+	Expect(err).NotTo(HaveOccurred())
+	var got []string
+	for _, n := range edits[container].DeviceNodes {
+		if strings.HasPrefix(n.Path, "/dev/nvidia-caps-imex-channels/") {
+			got = append(got, filepath.Base(n.Path))
+		}
+	}
+	return got
+}
+
+// podClaimUIDs are the UIDs of the claims a pod got from its templates.
+func podClaimUIDs(ctx context.Context, pod *corev1.Pod) []string {
+	var uids []string
+	for _, s := range pod.Status.ResourceClaimStatuses {
+		if s.ResourceClaimName == nil {
+			continue
+		}
+		claim, err := env.client.ResourceV1().ResourceClaims(pod.Namespace).Get(ctx, *s.ResourceClaimName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		uids = append(uids, string(claim.UID))
+	}
+	return uids
+}
+
+// cdiFilesOf lists the CDI spec files on a simulated node that belong to
+// one of the claims.
+func cdiFilesOf(node string, claimUIDs sets.Set[string]) ([]string, error) {
+	paths, err := env.sim.NodePaths(node)
+	if err != nil {
+		return nil, err
+	}
+	files, err := os.ReadDir(paths.CDI)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range files {
+		for uid := range claimUIDs {
+			if strings.Contains(f.Name(), uid) {
+				out = append(out, f.Name())
+			}
+		}
+	}
+	return out, nil
+}
+
+var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node", func() {
+	It("give each domain its own channel and its own IMEX daemon on the shared node; a deleted domain leaves nothing behind and its channel goes to the next domain", func(ctx SpecContext) {
+		if _, err := env.client.Discovery().ServerResourcesForGroupVersion("resource.nvidia.com/v1beta1"); err != nil {
+			Skip("ComputeDomains are not installed in this cluster: " + err.Error())
+		}
+		dyn, err := dynamic.NewForConfig(env.restConfig)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("waiting until no other ComputeDomain holds a channel, so that channels are handed out from the lowest")
+		Eventually(ctx, func(g Gomega) {
+			list, err := dyn.Resource(computeDomainsGVR).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(list.Items).To(BeEmpty())
+		}).WithTimeout(otherDomainsGoneTimeout).Should(Succeed())
+
+		ns := newNamespace(ctx)
+		createFixture(ctx, ns, "demo/computedomain-shared-node.yaml")
+
+		By("waiting for both domains to be Ready on the one node")
+		a := waitForReadyDomain(ctx, dyn, ns, "team-a")
+		b := waitForReadyDomain(ctx, dyn, ns, "team-b")
+		podA, podB := runningPod(ctx, ns, "team-a-0"), runningPod(ctx, ns, "team-b-0")
+		Expect(podB.Spec.NodeName).To(Equal(podA.Spec.NodeName), "team-b's pod follows team-a's")
+		Expect([]string{a.node, b.node}).To(HaveEach(podA.Spec.NodeName), "both domains list the shared node")
+		Expect(b.channel).NotTo(Equal(a.channel), "a second domain in the same rack gets a different channel")
+		Expect(b.ip).NotTo(Equal(a.ip), "the two IMEX daemons on %s listen on their own pod addresses", a.node)
+
+		if simulatedChecks("recorded CDI edits") {
+			Expect(imexChannels(podA, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", a.channel)}), "team-a's pod sees only team-a's channel")
+			Expect(imexChannels(podB, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", b.channel)}), "team-b's pod sees only team-b's channel")
+		}
+
+		By("recording what team-a's domain caused: daemon pod, claims, member record")
+		domainSelector := cdv1beta1.ComputeDomainLabelKey + "=" + string(a.uid)
+		var daemonA corev1.Pod
+		Eventually(ctx, func(g Gomega) {
+			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(daemons.Items).To(HaveLen(1))
+			g.Expect(daemons.Items[0].Status.Phase).To(Equal(corev1.PodRunning))
+			daemonA = daemons.Items[0]
+		}).WithTimeout(podStartTimeout).Should(Succeed())
+		dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dss.Items).To(HaveLen(1), "team-a's daemon DaemonSet")
+		daemonTemplates, err := env.client.ResourceV1().ResourceClaimTemplates(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(daemonTemplates.Items).NotTo(BeEmpty(), "team-a's daemon claim template")
+		claimUIDs := sets.New(podClaimUIDs(ctx, podA)...)
+		claimUIDs.Insert(podClaimUIDs(ctx, &daemonA)...)
+		Expect(claimUIDs.Len()).To(Equal(3), "team-a's GPU and channel claims and its daemon's claim")
+		memberName := cdv1beta1.ComputeDomainMemberName(a.node, a.uid)
+		memberNames := func(ctx context.Context) (sets.Set[string], error) {
+			list, err := dyn.Resource(computeDomainMembersGVR).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			names := sets.New[string]()
+			for _, m := range list.Items {
+				names.Insert(m.GetName())
+			}
+			return names, nil
+		}
+		Expect(memberNames(ctx)).To(HaveKey(memberName), "team-a's daemon recorded its membership")
+
+		if simulatedChecks("CDI files on the nodes") {
+			Expect(cdiFilesOf(a.node, claimUIDs)).NotTo(BeEmpty(), "team-a's claims have CDI files on %s", a.node)
+		}
+
+		By("deleting team-a's pod and domain")
+		Expect(env.client.CoreV1().Pods(ns).Delete(ctx, "team-a-0", metav1.DeleteOptions{})).To(Succeed())
+		Expect(dyn.Resource(computeDomainsGVR).Namespace(ns).Delete(ctx, "team-a", metav1.DeleteOptions{})).To(Succeed())
+
+		By("waiting until nothing team-a's domain created remains")
+		Eventually(ctx, func(g Gomega) {
+			_, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "team-a", metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "domain gone, got %v", err)
+			dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(dss.Items).To(BeEmpty(), "DaemonSets")
+			for _, tns := range []string{ns, simcluster.OperatorNamespace} {
+				templates, err := env.client.ResourceV1().ResourceClaimTemplates(tns).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(templates.Items).To(BeEmpty(), "claim templates in %s", tns)
+				claims, err := env.client.ResourceV1().ResourceClaims(tns).List(ctx, metav1.ListOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				for _, c := range claims.Items {
+					g.Expect(claimUIDs.Has(string(c.UID))).To(BeFalse(), "claim %s/%s of team-a remains", tns, c.Name)
+				}
+			}
+			_, err = env.client.ResourceV1().ResourceClaimTemplates(ns).Get(ctx, "team-a-channel", metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "channel claim template gone, got %v", err)
+			nodes, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, n := range nodes.Items {
+				g.Expect(n.Labels).NotTo(HaveKey(cdv1beta1.ComputeDomainNodeLabel(a.uid)), "node %s", n.Name)
+			}
+			names, err := memberNames(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(names).NotTo(HaveKey(memberName), "ComputeDomainMember records")
+		}).WithTimeout(domainTeardownTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+		if simulatedChecks("CDI files on the nodes") {
+			Eventually(ctx, func(g Gomega) {
+				for _, n := range env.sim.Nodes() {
+					g.Expect(cdiFilesOf(n.Name, claimUIDs)).To(BeEmpty(), "CDI files of team-a's claims on %s", n.Name)
+				}
+			}).WithTimeout(domainTeardownTimeout).Should(Succeed())
+		}
+
+		By("team-b's domain is still Ready and keeps its channel")
+		Expect(waitForReadyDomain(ctx, dyn, ns, "team-b").channel).To(Equal(b.channel))
+
+		By("a next domain in the rack takes the channel team-a released")
+		createFixture(ctx, ns, "demo/computedomain-next-team.yaml")
+		c := waitForReadyDomain(ctx, dyn, ns, "team-c")
+		Expect(c.channel).To(Equal(a.channel), "team-a's channel %d is no longer reserved", a.channel)
+	})
+})
