@@ -20,6 +20,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cf.register(fs, 2, 18, "")
 	kubeconfig := fs.String("kubeconfig", "", "write the cluster's admin kubeconfig to this file (required)")
 	exitWhenReady := fs.Bool("exit-when-ready", false, "shut down as soon as the cluster is ready (for startup benchmarks)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the startup (until ready) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -32,7 +33,12 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx = withLogger(ctx, cf.logger(stderr))
 	start := time.Now()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
 	cluster, err := simcluster.Start(ctx, cfg)
+	stopProfile()
 	if err != nil {
 		return fmt.Errorf("start cluster: %w", err)
 	}
