@@ -2,22 +2,19 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"strconv"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/daemon"
 )
 
@@ -32,8 +29,7 @@ func Run(ctx context.Context, args []string) error {
 // simulated cluster); --kubeconfig is ignored, and env replaces the process
 // environment (the plugin-injected identity, POD_*, NODE_NAME).
 func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	return run(ctx, args, lookup, func(*options) (client.WithWatch, error) { return newClient(rest.CopyConfig(restConfig)) })
+	return run(ctx, args, startup.EnvLookup(env), func(*options) (client.WithWatch, error) { return newClient(rest.CopyConfig(restConfig)) })
 }
 
 type clientFactory func(*options) (client.WithWatch, error)
@@ -43,12 +39,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	logger, err := logr.FromContext(ctx)
-	if err != nil {
-		logger = textlogger.NewLogger(o.logConfig)
-	}
-	logger = logger.WithName("compute-domain-daemon").WithValues("node", o.nodeName)
-	ctx = klog.NewContext(ctx, logger)
+	ctx = startup.WithLogger(ctx, o.logConfig, "compute-domain-daemon", o.nodeName)
 	if factory == nil {
 		factory = clientFromKubeconfig
 	}
@@ -71,14 +62,9 @@ func newClient(cfg *rest.Config) (client.WithWatch, error) {
 }
 
 func clientFromKubeconfig(o *options) (client.WithWatch, error) {
-	var cfg *rest.Config
-	var err error
-	if o.kubeconfig == "" {
-		if cfg, err = rest.InClusterConfig(); err != nil {
-			return nil, fmt.Errorf("--kubeconfig is empty and the in-cluster config is unavailable: %w", err)
-		}
-	} else if cfg, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig); err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", o.kubeconfig, err)
+	cfg, err := startup.RestConfig(o.kubeconfig)
+	if err != nil {
+		return nil, err
 	}
 	return newClient(cfg)
 }

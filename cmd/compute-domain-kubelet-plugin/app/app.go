@@ -6,19 +6,17 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
@@ -39,8 +37,7 @@ func Run(ctx context.Context, args []string) error {
 // simulated cluster); a --kubeconfig flag is ignored. env replaces the
 // process environment (nil: none).
 func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	return run(ctx, args, lookup, func(*options) (*cluster, error) { return clusterFromConfig(rest.CopyConfig(restConfig)) })
+	return run(ctx, args, startup.EnvLookup(env), func(*options) (*cluster, error) { return clusterFromConfig(rest.CopyConfig(restConfig)) })
 }
 
 // cluster is the plugin's view of the API: a clientset for the node label
@@ -60,16 +57,11 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	logger, err := logr.FromContext(ctx)
-	if err != nil {
-		logger = textlogger.NewLogger(o.logConfig)
-	}
-	logger = logger.WithName("compute-domain-kubelet-plugin").WithValues("node", o.nodeName)
-	ctx = klog.NewContext(ctx, logger)
+	ctx = startup.WithLogger(ctx, o.logConfig, "compute-domain-kubelet-plugin", o.NodeName)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	root := hostroot.New(o.hostRoot)
+	root := hostroot.New(o.HostRoot)
 	o.nvml.HostRoot = root
 	lib, err := backend.Open(ctx, o.nvml)
 	if err != nil {
@@ -93,16 +85,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 }
 
 func clusterFromKubeconfig(o *options) (*cluster, error) {
-	if o.kubeconfig == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig is empty and the in-cluster config is unavailable: %w", err)
-		}
-		return clusterFromConfig(cfg)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	cfg, err := startup.RestConfig(o.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", o.kubeconfig, err)
+		return nil, err
 	}
 	return clusterFromConfig(cfg)
 }
@@ -155,24 +140,24 @@ func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c
 	logger := klog.FromContext(ctx)
 	bootID, err := root.BootID()
 	if err != nil {
-		return fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
+		return fmt.Errorf("--host-root %s: %w", o.HostRoot, err)
 	}
-	writer, err := cdi.NewWriter(o.cdiRoot, o.driverName)
+	writer, err := cdi.NewWriter(o.CDIRoot, o.DriverName)
 	if err != nil {
 		return fmt.Errorf("--cdi-root: %w", err)
 	}
-	dopts := o.drapluginOptions()
+	dopts := o.Options()
 	dopts.KubeClient = c.kube
 	registry := prometheus.NewRegistry()
 	driver, err := computedomain.NewDriver(ctx, computedomain.Config{
-		DriverName: o.driverName, NodeName: o.nodeName, CliqueID: clique,
+		DriverName: o.DriverName, NodeName: o.NodeName, CliqueID: clique,
 		ChannelSlots: o.channelSlots, DaemonSlots: o.daemonSlots, ReadyWait: o.readyWait,
-		HostRoot: o.hostRoot, DomainConfigRoot: filepath.Join(dopts.PluginDataDir(), "domains"),
+		HostRoot: o.HostRoot, DomainConfigRoot: filepath.Join(dopts.PluginDataDir(), "domains"),
 	}, computedomain.Deps{
 		CDI:        writer,
 		Checkpoint: checkpoint.NewStore(filepath.Join(dopts.PluginDataDir(), "checkpoint.json"), bootID),
 		Domains:    c.domains,
-		Labeler:    computedomain.ClientNodeLabeler{Client: c.kube, NodeName: o.nodeName},
+		Labeler:    computedomain.ClientNodeLabeler{Client: c.kube, NodeName: o.NodeName},
 		Claims:     draplugin.ClaimClient{Client: c.kube},
 		Metrics:    computedomain.NewMetrics(registry),
 	})
@@ -183,8 +168,8 @@ func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c
 		return err
 	}
 
-	if o.metricsAddress != "" {
-		addr, err := draplugin.ServeMetrics(ctx, o.metricsAddress, registry)
+	if o.MetricsAddress != "" {
+		addr, err := draplugin.ServeMetrics(ctx, o.MetricsAddress, registry)
 		if err != nil {
 			return fmt.Errorf("--metrics-address: %w", err)
 		}
@@ -198,7 +183,7 @@ func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c
 	if err := driver.SetPublisher(ctx, helper.PublishResources); err != nil {
 		return fmt.Errorf("publish resources: %w", err)
 	}
-	logger.Info("compute-domain kubelet plugin started", "driver", o.driverName, "clique", clique, "channelSlots", o.channelSlots, "daemonSlots", o.daemonSlots)
+	logger.Info("compute-domain kubelet plugin started", "driver", o.DriverName, "clique", clique, "channelSlots", o.channelSlots, "daemonSlots", o.daemonSlots)
 	driver.Run(ctx)
 	return nil
 }

@@ -7,10 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,11 +16,11 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
-	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -67,27 +64,6 @@ func (s *staticDomains) DomainByUID(_ context.Context, uid types.UID) (*v1beta1.
 		return cd.DeepCopy(), nil
 	}
 	return nil, nil
-}
-
-func dial(t *testing.T, path string) *grpc.ClientConn {
-	t.Helper()
-	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestServeAsSeenByTheKubelet drives a running plugin the way the kubelet
@@ -144,23 +120,7 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	go func() { done <- run(ctx, args, noEnv, func(*options) (*cluster, error) { return c, nil }) }()
 
 	regSock := filepath.Join(reg, "compute-domain.nvidia.com-reg.sock")
-	eventually(t, "the registration socket", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("Run returned early: %v", err)
-		default:
-		}
-		_, err := os.Stat(regSock)
-		return err == nil
-	})
-	info, err := registerapi.NewRegistrationClient(dial(t, regSock)).GetInfo(ctx, &registerapi.InfoRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := registerapi.NewRegistrationClient(dial(t, regSock)).NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
-		t.Fatal(err)
-	}
-	dra := drapb.NewDRAPluginClient(dial(t, info.Endpoint))
+	_, dra := kubelettest.Register(ctx, t, regSock, done)
 	resp, err := dra.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "team-a", Name: "worker-0-channel", Uid: "claim-1"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +141,7 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	if err != nil || n.Labels[label] != "true" {
 		t.Errorf("node labels %v (%v), want %s", n.Labels, err, label)
 	}
-	eventually(t, "published ResourceSlices with 32 channel and 16 daemon slots", func() bool {
+	kubelettest.Eventually(t, "published ResourceSlices with 32 channel and 16 daemon slots", func() bool {
 		slices, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false
@@ -205,12 +165,5 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 		t.Error("the claim's CDI device still resolves after unprepare")
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run returned %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	kubelettest.Returned(t, done)
 }

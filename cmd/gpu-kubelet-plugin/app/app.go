@@ -8,14 +8,12 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/textlogger"
 
+	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
@@ -37,8 +35,7 @@ func Run(ctx context.Context, args []string) error {
 // simulated cluster); a --kubeconfig flag is ignored. env replaces the
 // process environment (nil: none).
 func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	return run(ctx, args, lookup, os.Stdout, func(*options) (kubernetes.Interface, error) {
+	return run(ctx, args, startup.EnvLookup(env), os.Stdout, func(*options) (kubernetes.Interface, error) {
 		return kubernetes.NewForConfig(rest.CopyConfig(restConfig))
 	})
 }
@@ -50,14 +47,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	logger, err := logr.FromContext(ctx)
-	if err != nil {
-		logger = textlogger.NewLogger(o.logConfig)
-	}
-	logger = logger.WithName("gpu-kubelet-plugin").WithValues("node", o.nodeName)
-	ctx = klog.NewContext(ctx, logger)
+	ctx = startup.WithLogger(ctx, o.logConfig, "gpu-kubelet-plugin", o.NodeName)
 
-	root := hostroot.New(o.hostRoot)
+	root := hostroot.New(o.HostRoot)
 	o.nvml.HostRoot = root
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -81,15 +73,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 }
 
 func clientFromKubeconfig(o *options) (kubernetes.Interface, error) {
-	var cfg *rest.Config
-	var err error
-	if o.kubeconfig == "" {
-		cfg, err = rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig is empty and the in-cluster config is unavailable: %w", err)
-		}
-	} else if cfg, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig); err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", o.kubeconfig, err)
+	cfg, err := startup.RestConfig(o.Kubeconfig)
+	if err != nil {
+		return nil, err
 	}
 	return kubernetes.NewForConfig(cfg)
 }
@@ -107,31 +93,31 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Ro
 	}
 	bootID, err := root.BootID()
 	if err != nil {
-		return fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
+		return fmt.Errorf("--host-root %s: %w", o.HostRoot, err)
 	}
-	writer, err := cdi.NewWriter(o.cdiRoot, o.driverName)
+	writer, err := cdi.NewWriter(o.CDIRoot, o.DriverName)
 	if err != nil {
 		return fmt.Errorf("--cdi-root: %w", err)
 	}
-	dopts := o.drapluginOptions()
+	dopts := o.Options()
 	dopts.KubeClient = client
 	registry := prometheus.NewRegistry()
 	driver, err := gpu.NewDriver(ctx, gpu.Config{
-		DriverName: o.driverName, NodeName: o.nodeName, PartitionableMIG: o.partitionableMIG, HostRoot: o.hostRoot,
+		DriverName: o.DriverName, NodeName: o.NodeName, PartitionableMIG: o.partitionableMIG, HostRoot: o.HostRoot,
 	}, gpu.Deps{
 		NVML:       lib,
 		CDI:        writer,
 		Checkpoint: checkpoint.NewStore(filepath.Join(dopts.PluginDataDir(), "checkpoint.json"), bootID),
 		Claims:     draplugin.ClaimClient{Client: client},
 		Metrics:    gpu.NewMetrics(registry),
-		Labeler:    gpu.NodeLabeler{Client: client, NodeName: o.nodeName},
+		Labeler:    gpu.NodeLabeler{Client: client, NodeName: o.NodeName},
 		Fatal:      stop,
 	})
 	if err != nil {
 		return err
 	}
-	if o.metricsAddress != "" {
-		addr, err := draplugin.ServeMetrics(ctx, o.metricsAddress, registry)
+	if o.MetricsAddress != "" {
+		addr, err := draplugin.ServeMetrics(ctx, o.MetricsAddress, registry)
 		if err != nil {
 			return fmt.Errorf("--metrics-address: %w", err)
 		}
@@ -150,7 +136,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Ro
 		logger.Error(err, "Setting the node clique label failed")
 	}
 	inv := driver.Inventory()
-	logger.Info("GPU kubelet plugin started", "driver", o.driverName, "gpus", len(inv.GPUs), "clique", inv.CliqueID, "partitionableMIG", o.partitionableMIG)
+	logger.Info("GPU kubelet plugin started", "driver", o.DriverName, "gpus", len(inv.GPUs), "clique", inv.CliqueID, "partitionableMIG", o.partitionableMIG)
 	driver.Run(ctx)
 	// Later fatal errors are dropped; after this Do, reading fatalErr is safe.
 	fatalOnce.Do(func() {})

@@ -8,10 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
@@ -121,27 +119,6 @@ func TestInspectPrintsSlicesAndChangesNothing(t *testing.T) {
 	}
 }
 
-func dial(t *testing.T, path string) *grpc.ClientConn {
-	t.Helper()
-	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestServeAsSeenByTheKubelet drives a running plugin the way the kubelet
 // does: registration, then NodePrepareResources/NodeUnprepareResources over
 // the DRA socket. The API server is a fake clientset; the simulated cluster
@@ -165,27 +142,10 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	}()
 
 	regSock := filepath.Join(dirs.registrar, "gpu.nvidia.com-reg.sock")
-	eventually(t, "the registration socket", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("Run returned early: %v", err)
-		default:
-		}
-		_, err := os.Stat(regSock)
-		return err == nil
-	})
-	info, err := registerapi.NewRegistrationClient(dial(t, regSock)).GetInfo(ctx, &registerapi.InfoRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, dra := kubelettest.Register(ctx, t, regSock, done)
 	if info.Name != "gpu.nvidia.com" || info.Type != registerapi.DRAPlugin {
 		t.Errorf("plugin info %+v", info)
 	}
-	if _, err := registerapi.NewRegistrationClient(dial(t, regSock)).NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
-		t.Fatal(err)
-	}
-
-	dra := drapb.NewDRAPluginClient(dial(t, info.Endpoint))
 	resp, err := dra.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "default", Name: "job", Uid: "claim-1"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -202,11 +162,11 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 		t.Errorf("container devices %v lack /dev/nvidia2", view.DeviceNodes)
 	}
 
-	eventually(t, "the node clique label", func() bool {
+	kubelettest.Eventually(t, "the node clique label", func() bool {
 		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		return err == nil && strings.Contains(n.Labels[gpu.CliqueLabel], ".32766")
 	})
-	eventually(t, "published ResourceSlices", func() bool {
+	kubelettest.Eventually(t, "published ResourceSlices", func() bool {
 		slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
 		if err != nil || len(slices.Items) == 0 {
 			return false
@@ -226,12 +186,5 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 		t.Error("the claim's CDI device still resolves after unprepare")
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run returned %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	kubelettest.Returned(t, done)
 }

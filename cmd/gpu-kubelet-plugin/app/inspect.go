@@ -32,16 +32,16 @@ type InspectReport struct {
 // inspect reads the node through NVML and prints the report as YAML. It
 // changes nothing: no checkpoint, CDI spec, MIG instance or API object.
 func inspect(ctx context.Context, o *options, lib nvml.Interface, out io.Writer) error {
-	inv, err := gpu.DiscoverInventory(ctx, lib, o.hostRoot)
+	inv, err := gpu.DiscoverInventory(ctx, lib, o.HostRoot)
 	if err != nil {
 		return err
 	}
-	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.nodeName, PartitionableMIG: o.partitionableMIG})
+	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.NodeName, PartitionableMIG: o.partitionableMIG})
 	report := InspectReport{
-		NodeName: o.nodeName, DriverName: o.driverName, CliqueID: inv.CliqueID, CliqueLabel: gpu.CliqueLabel,
+		NodeName: o.NodeName, DriverName: o.DriverName, CliqueID: inv.CliqueID, CliqueLabel: gpu.CliqueLabel,
 		DriverVersion: inv.DriverVersion, CUDADriverVersion: inv.CUDADriverVersion, PartitionableMIG: o.partitionableMIG,
 		LostGPUs:       inv.LostGPUs,
-		ResourceSlices: gpu.ResourceSlices(o.driverName, o.nodeName, res),
+		ResourceSlices: gpu.ResourceSlices(o.DriverName, o.NodeName, res),
 	}
 	if o.compareProfile != "" {
 		if report.Comparison, err = compareWithProfile(ctx, o, o.compareProfile, report.ResourceSlices); err != nil {

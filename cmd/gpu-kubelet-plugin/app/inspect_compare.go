@@ -32,18 +32,18 @@ var identityAttributes = map[resourceapi.QualifiedName]bool{
 func compareWithProfile(ctx context.Context, o *options, profile string, real []*resourceapi.ResourceSlice) (*ProfileComparison, error) {
 	mo := o.nvml
 	mo.Mode, mo.Profile, mo.ProfileFile, mo.FaultFile = backend.ModeMock, profile, "", ""
-	mo.NodeName = o.nodeName
+	mo.NodeName = o.NodeName
 	lib, err := backend.Open(ctx, mo)
 	if err != nil {
 		return nil, fmt.Errorf("--compare-profile: %w", err)
 	}
 	defer lib.Shutdown()
-	inv, err := gpu.DiscoverInventory(ctx, lib, o.hostRoot)
+	inv, err := gpu.DiscoverInventory(ctx, lib, o.HostRoot)
 	if err != nil {
 		return nil, fmt.Errorf("--compare-profile: %w", err)
 	}
-	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.nodeName, PartitionableMIG: o.partitionableMIG})
-	return &ProfileComparison{Profile: profile, Differences: diffDevices(real, gpu.ResourceSlices(o.driverName, o.nodeName, res))}, nil
+	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.NodeName, PartitionableMIG: o.partitionableMIG})
+	return &ProfileComparison{Profile: profile, Differences: diffDevices(real, gpu.ResourceSlices(o.DriverName, o.NodeName, res))}, nil
 }
 
 func devicesByName(slices []*resourceapi.ResourceSlice) map[string]resourceapi.Device {

@@ -1,0 +1,76 @@
+package draplugin
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Flags are the command-line settings every kubelet plugin has: which node and
+// driver it serves, how it reaches the API server, and where its files live.
+type Flags struct {
+	NodeName       string
+	Kubeconfig     string
+	DriverName     string
+	HostRoot       string
+	CDIRoot        string
+	RegistrarDir   string
+	PluginsDir     string
+	MetricsAddress string
+}
+
+// FlagHelp is the part of the flags' help that differs between plugins.
+type FlagHelp struct {
+	// DriverName is the --driver-name default.
+	DriverName string
+	// HostRoot says which host directories the plugin reads.
+	HostRoot string
+	// PluginsDir says what lives under <plugins dir>/<driver>.
+	PluginsDir string
+	// MetricsAddress says what --metrics-address is, with an example.
+	MetricsAddress string
+}
+
+// AddFlags registers the flags on fs; lookup is the environment (NODE_NAME is
+// the --node-name default).
+func (f *Flags) AddFlags(fs *pflag.FlagSet, lookup func(string) (string, bool), help FlagHelp) {
+	nodeDefault, _ := lookup("NODE_NAME")
+	fs.StringVar(&f.NodeName, "node-name", nodeDefault, "Name of this node: the pool name and owner of the ResourceSlices [env NODE_NAME].")
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty: the in-cluster config.")
+	fs.StringVar(&f.DriverName, "driver-name", help.DriverName, "DRA driver name; also the domain of the device attributes.")
+	fs.StringVar(&f.HostRoot, "host-root", "/", help.HostRoot)
+	fs.StringVar(&f.CDIRoot, "cdi-root", "/var/run/cdi", "Directory the per-claim CDI specs are written to.")
+	fs.StringVar(&f.RegistrarDir, "kubelet-registrar-directory-path", DefaultRegistrarDir, "Directory of the kubelet's plugin registration sockets.")
+	fs.StringVar(&f.PluginsDir, "kubelet-plugins-directory-path", DefaultPluginsDir, help.PluginsDir)
+	fs.StringVar(&f.MetricsAddress, "metrics-address", "", help.MetricsAddress)
+}
+
+// Validate checks the parsed flags; each error names its flag and what it
+// allows.
+func (f *Flags) Validate() error {
+	if f.NodeName == "" {
+		return errors.New("--node-name: required (or NODE_NAME)")
+	}
+	if errs := validation.IsDNS1123Subdomain(f.DriverName); len(errs) > 0 {
+		return fmt.Errorf("--driver-name %q: must be a DNS subdomain: %v", f.DriverName, errs)
+	}
+	for _, dir := range []struct{ flag, path string }{
+		{"--host-root", f.HostRoot},
+		{"--cdi-root", f.CDIRoot},
+		{"--kubelet-registrar-directory-path", f.RegistrarDir},
+		{"--kubelet-plugins-directory-path", f.PluginsDir},
+	} {
+		if !filepath.IsAbs(dir.path) {
+			return fmt.Errorf("%s %q: must be an absolute path", dir.flag, dir.path)
+		}
+	}
+	return nil
+}
+
+// Options locate the plugin on its node; the caller adds the client.
+func (f *Flags) Options() Options {
+	return Options{DriverName: f.DriverName, NodeName: f.NodeName, RegistrarDir: f.RegistrarDir, PluginsDir: f.PluginsDir}
+}

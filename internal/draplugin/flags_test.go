@@ -1,0 +1,55 @@
+package draplugin
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+)
+
+func parseFlags(args []string, env map[string]string) (*Flags, error) {
+	f := &Flags{}
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	f.AddFlags(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, FlagHelp{DriverName: "example.nvidia.com"})
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return f, f.Validate()
+}
+
+func TestFlagsDefaults(t *testing.T) {
+	f, err := parseFlags(nil, map[string]string{"NODE_NAME": "tray-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Flags{NodeName: "tray-1", DriverName: "example.nvidia.com", HostRoot: "/", CDIRoot: "/var/run/cdi", RegistrarDir: DefaultRegistrarDir, PluginsDir: DefaultPluginsDir}
+	if diff := cmp.Diff(want, f); diff != "" {
+		t.Errorf("flags (-want +got):\n%s", diff)
+	}
+	wantOpts := Options{DriverName: "example.nvidia.com", NodeName: "tray-1", RegistrarDir: DefaultRegistrarDir, PluginsDir: DefaultPluginsDir}
+	if diff := cmp.Diff(wantOpts, f.Options()); diff != "" {
+		t.Errorf("options (-want +got):\n%s", diff)
+	}
+}
+
+func TestFlagsValidateRejects(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		wantErr string
+	}{
+		"no node name":                {args: nil, wantErr: "--node-name: required (or NODE_NAME)"},
+		"a driver name with capitals": {args: []string{"--node-name=n", "--driver-name=CD_Driver"}, wantErr: `--driver-name "CD_Driver": must be a DNS subdomain`},
+		"a relative host root":        {args: []string{"--node-name=n", "--host-root=host"}, wantErr: `--host-root "host": must be an absolute path`},
+		"a relative CDI root":         {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: `--cdi-root "cdi": must be an absolute path`},
+		"a relative registrar dir":    {args: []string{"--node-name=n", "--kubelet-registrar-directory-path=reg"}, wantErr: `--kubelet-registrar-directory-path "reg": must be an absolute path`},
+		"a relative plugins dir":      {args: []string{"--node-name=n", "--kubelet-plugins-directory-path=plg"}, wantErr: `--kubelet-plugins-directory-path "plg": must be an absolute path`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := parseFlags(tc.args, nil); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,80 @@
+// Package kubelettest drives a running kubelet plugin from a test the way the
+// kubelet does: wait for its registration socket, register it, and talk to
+// its DRA socket.
+package kubelettest
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+)
+
+// Timeout bounds every wait in this package.
+const Timeout = 20 * time.Second
+
+// Dial connects to a unix socket; the connection closes when the test ends.
+func Dial(t testing.TB, path string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// Eventually polls cond until it holds, failing the test after Timeout.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(Timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Register waits for the plugin's registration socket regSock (failing the
+// test if the plugin's run returns on done first), registers the plugin as
+// the kubelet does, and returns its info and a client of its DRA socket.
+func Register(ctx context.Context, t testing.TB, regSock string, done <-chan error) (*registerapi.PluginInfo, drapb.DRAPluginClient) {
+	t.Helper()
+	Eventually(t, "the registration socket", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned early: %v", err)
+		default:
+		}
+		_, err := os.Stat(regSock)
+		return err == nil
+	})
+	info, err := registerapi.NewRegistrationClient(Dial(t, regSock)).GetInfo(ctx, &registerapi.InfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registerapi.NewRegistrationClient(Dial(t, regSock)).NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
+		t.Fatal(err)
+	}
+	return info, drapb.NewDRAPluginClient(Dial(t, info.Endpoint))
+}
+
+// Returned waits for the plugin's run to return nil on done after its
+// context was canceled.
+func Returned(t testing.TB, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v", err)
+		}
+	case <-time.After(Timeout):
+		t.Fatal("Run did not return after cancel")
+	}
+}

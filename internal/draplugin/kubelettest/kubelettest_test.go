@@ -1,0 +1,46 @@
+package kubelettest
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestEventuallyReturnsOnceTheConditionHolds(t *testing.T) {
+	calls := 0
+	Eventually(t, "the third call", func() bool { calls++; return calls == 3 })
+	if calls != 3 {
+		t.Errorf("condition called %d times, want 3", calls)
+	}
+}
+
+// recorder is a testing.TB that records failures instead of ending the test.
+type recorder struct {
+	testing.TB
+	errors []string
+}
+
+func (r *recorder) Helper()               {}
+func (r *recorder) Errorf(string, ...any) { r.errors = append(r.errors, "error") }
+func (r *recorder) Fatal(...any)          { r.errors = append(r.errors, "fatal") }
+func (r *recorder) Fatalf(string, ...any) { r.errors = append(r.errors, "fatal") }
+
+func TestReturnedFailsOnAnError(t *testing.T) {
+	cases := map[string]struct {
+		result     error
+		wantErrors int
+	}{
+		"a clean return":      {result: nil, wantErrors: 0},
+		"a return with error": {result: errors.New("boom"), wantErrors: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan error, 1)
+			done <- tc.result
+			r := &recorder{TB: t}
+			Returned(r, done)
+			if len(r.errors) != tc.wantErrors {
+				t.Errorf("failures %v, want %d", r.errors, tc.wantErrors)
+			}
+		})
+	}
+}
