@@ -54,6 +54,12 @@ type Config struct {
 	ComputeDomains bool
 	// Images are extra container images the node agents run in-process.
 	Images map[string]ImageRunner
+	// ComponentConfig, when set, may wrap the client configuration of each
+	// component that runs in-process: the ComputeDomain controller
+	// (ControllerComponent), each node component ("<name>@<node>") and each
+	// container of an Images runner ("<container>@<node>"), e.g. to count
+	// its API calls. It gets a copy of the admin configuration.
+	ComponentConfig func(component string, cfg *rest.Config) *rest.Config
 }
 
 // Timing is the duration of one startup phase.
@@ -317,7 +323,9 @@ func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec,
 	n.stopComps = stopComps
 	env := NodeEnv{Spec: spec, Paths: paths, Client: c.client, RESTConfig: c.api.Config, Kubeconfig: c.kubeconfig, DriverName: c.cfg.DriverName}
 	for _, comp := range c.cfg.NodeComponents {
-		n.components = append(n.components, runComponent(comp.Name+"@"+spec.Name, func() error { return comp.Run(compCtx, env) }))
+		compEnv := env
+		compEnv.RESTConfig = c.componentConfig(comp.Name + "@" + spec.Name)
+		n.components = append(n.components, runComponent(comp.Name+"@"+spec.Name, func() error { return comp.Run(compCtx, compEnv) }))
 	}
 	return n, nil
 }
@@ -327,7 +335,7 @@ func (c *Cluster) runtime() nodeagent.ContainerRuntime {
 	if len(c.cfg.Images) == 0 {
 		return nil
 	}
-	return imageRuntime{restConfig: c.api.Config, runners: c.cfg.Images}
+	return imageRuntime{configFor: c.componentConfig, runners: c.cfg.Images}
 }
 
 // maxSocketPath is the longest unix socket path Linux accepts (108 bytes

@@ -99,8 +99,8 @@ func (c *Cluster) startComputeDomainController(ctx, runCtx context.Context) erro
 		// only its errors, like the rest of the control plane.
 		args = append(args, "-v=-1")
 	}
-	restConfig := c.RESTConfig()
-	c.components = append(c.components, runComponent("compute-domain-controller", func() error {
+	restConfig := c.componentConfig(ControllerComponent)
+	c.components = append(c.components, runComponent(ControllerComponent, func() error {
 		return cdcontroller.RunWithConfig(runCtx, restConfig, args)
 	}))
 	return nil
@@ -110,7 +110,7 @@ func (c *Cluster) startComputeDomainController(ctx, runCtx context.Context) erro
 // in-process on each node with the paths of the node's host root.
 func ComputeDomainPluginComponent() NodeComponent {
 	return NodeComponent{
-		Name: "compute-domain-kubelet-plugin",
+		Name: ComputeDomainPluginName,
 		Run: func(ctx context.Context, env NodeEnv) error {
 			args := []string{
 				"--node-name=" + env.Spec.Name,
@@ -152,8 +152,10 @@ func flagsOnly(args []string) []string {
 // imageRuntime is the nodeagent.ContainerRuntime of the simulated nodes:
 // images with a registered runner run in-process.
 type imageRuntime struct {
-	restConfig *rest.Config
-	runners    map[string]ImageRunner
+	// configFor gives each container its client configuration, by
+	// "<container>@<node>".
+	configFor func(component string) *rest.Config
+	runners   map[string]ImageRunner
 }
 
 func (r imageRuntime) Handles(image string) bool {
@@ -165,5 +167,5 @@ func (r imageRuntime) Run(ctx context.Context, c nodeagent.Container) error {
 	if err := os.MkdirAll(c.NodeRoot, 0o750); err != nil {
 		return err
 	}
-	return r.runners[c.Container.Image](ctx, r.restConfig, c)
+	return r.runners[c.Container.Image](ctx, r.configFor(c.Container.Name+"@"+c.Pod.Spec.NodeName), c)
 }

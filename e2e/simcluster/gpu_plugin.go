@@ -18,7 +18,7 @@ import (
 // node's host root (which gets the mock's fake /dev, /proc and /sys).
 func GPUPluginComponent() NodeComponent {
 	return NodeComponent{
-		Name: "gpu-kubelet-plugin",
+		Name: GPUPluginName,
 		Run: func(ctx context.Context, env NodeEnv) error {
 			return gpuapp.RunWithConfig(ctx, env.RESTConfig, GPUPluginArgs(env), nil)
 		},
