@@ -24,6 +24,7 @@ const usage = `usage: simcluster <command> [flags]
 commands:
   up     start a simulated GPU cluster, write a kubeconfig, serve until SIGINT/SIGTERM
   demo   start a cluster, run the demo scenario, print timings and a final table
+  bench-formation  time ComputeDomain formation and count our components' API writes
 
 Run "simcluster <command> -h" for the flags of a command.
 Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
@@ -33,19 +34,21 @@ Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		_, _ = fmt.Fprintln(stderr, usage)
-		return errors.New("no command given: allowed commands are up, demo")
+		return errors.New("no command given: allowed commands are up, demo, bench-formation")
 	}
 	switch args[0] {
 	case "up":
 		return runUp(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
+	case "bench-formation":
+		return runBenchFormation(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		_, _ = fmt.Fprintln(stdout, usage)
 		return nil
 	default:
 		_, _ = fmt.Fprintln(stderr, usage)
-		return fmt.Errorf("unknown command %q: allowed commands are up, demo", args[0])
+		return fmt.Errorf("unknown command %q: allowed commands are up, demo, bench-formation", args[0])
 	}
 }
 

@@ -1,0 +1,323 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+)
+
+// benchNamespace holds the benchmark's domains and jobs.
+const benchNamespace = "bench-formation"
+
+// formationRun is what one formation measured.
+type formationRun struct {
+	toReady   time.Duration // Job created → domain Ready
+	toRunning time.Duration // Job created → every pod Running
+	counts    writeCounts
+}
+
+// runBenchFormation: a ComputeDomain and a Job of one pod per node (GPU
+// claim + channel), spread over the racks; time to Ready and to all pods
+// Running, API writes of our components and HTTP 409s; medians over runs.
+func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simcluster bench-formation", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clusterFlags
+	cf.register(fs, 4, 16, "")
+	domainNodes := fs.Int("domain-nodes", 0, "pods (one per node) of the domain's Job (default: every rack node)")
+	runs := fs.Int("runs", 3, "formations to measure (the table shows medians)")
+	formationTimeout := fs.Duration("formation-timeout", 5*time.Minute, "longest wait for one formation and for its teardown")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !cf.cds {
+		return errors.New("--compute-domains=false: the formation benchmark needs ComputeDomains")
+	}
+	if *domainNodes == 0 {
+		*domainNodes = cf.racks * cf.nodesPerRack
+	}
+	if *domainNodes < 1 || *domainNodes > cf.racks*cf.nodesPerRack {
+		return fmt.Errorf("--domain-nodes %d: allowed values are 1 to %d (--racks × --nodes-per-rack)", *domainNodes, cf.racks*cf.nodesPerRack)
+	}
+	if *runs < 1 {
+		return fmt.Errorf("--runs %d: must be at least 1", *runs)
+	}
+	cfg, err := cf.config()
+	if err != nil {
+		return err
+	}
+	counter := newAPIWriteCounter()
+	cfg.ComponentConfig = counter.wrap
+	// Job pods run until the run deletes them.
+	cfg.RunDuration = 24 * time.Hour
+	ctx = withLogger(ctx, cf.logger(stderr))
+	startedAt := time.Now()
+	cluster, err := simcluster.Start(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("start cluster: %w", err)
+	}
+	defer stopQuietly(cluster)
+	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes (%s) ready in %.1fs\n", len(cluster.Nodes()), describeNodes(cluster.Nodes()), time.Since(startedAt).Seconds())
+
+	b := formationBench{client: cluster.Client(), counter: counter, nodes: *domainNodes, timeout: *formationTimeout}
+	if b.dyn, err = dynamic.NewForConfig(cluster.RESTConfig()); err != nil {
+		return err
+	}
+	if _, err := b.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := b.client.ResourceV1().ResourceClaimTemplates(benchNamespace).Create(ctx, gpuClaimTemplate(), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	var results []formationRun
+	for i := range *runs {
+		r, err := b.run(ctx, fmt.Sprintf("bench-%d", i))
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+		_, _ = fmt.Fprintf(stderr, "run %d: Ready after %.2fs, all pods Running after %.2fs\n", i+1, r.toReady.Seconds(), r.toRunning.Seconds())
+		results = append(results, r)
+	}
+	printFormationTable(stdout, results, *domainNodes, cf.racks)
+	return nil
+}
+
+type formationBench struct {
+	client  kubernetes.Interface
+	dyn     dynamic.Interface
+	counter *apiWriteCounter
+	nodes   int
+	timeout time.Duration
+}
+
+// run forms one domain, measures, then deletes it and waits until its
+// daemons, node labels and the domain are gone.
+func (b formationBench) run(ctx context.Context, name string) (formationRun, error) {
+	var r formationRun
+	cd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"numNodes": int64(b.nodes),
+			"channel":  map[string]any{"resourceClaimTemplate": map[string]any{"name": name + "-channel"}},
+		},
+	}}
+	// Writes count from the domain's creation (the controller's setup
+	// writes are part of the formation); the clock starts at the Job, as
+	// users run it.
+	b.counter.reset()
+	created, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Create(ctx, cd, metav1.CreateOptions{})
+	if err != nil {
+		return r, err
+	}
+	uid := created.GetUID()
+	start := time.Now()
+	if _, err := b.client.BatchV1().Jobs(benchNamespace).Create(ctx, formationJob(name, b.nodes), metav1.CreateOptions{}); err != nil {
+		return r, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, b.timeout, true, func(ctx context.Context) (bool, error) {
+		if r.toReady == 0 {
+			got, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			if status, _, _ := unstructured.NestedString(got.Object, "status", "status"); status == "Ready" {
+				r.toReady = time.Since(start)
+			}
+		}
+		if r.toRunning == 0 {
+			pods, err := b.client.CoreV1().Pods(benchNamespace).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + name})
+			if err != nil {
+				return false, nil
+			}
+			running := 0
+			for _, p := range pods.Items {
+				if p.Status.Phase == corev1.PodRunning {
+					running++
+				}
+			}
+			if running == b.nodes {
+				r.toRunning = time.Since(start)
+			}
+		}
+		return r.toReady > 0 && r.toRunning > 0, nil
+	})
+	r.counts = b.counter.snapshot()
+	if err != nil {
+		return r, fmt.Errorf("domain %s not formed within %s (Ready after %s, all pods Running after %s): %w", name, b.timeout, r.toReady, r.toRunning, err)
+	}
+	return r, b.teardown(ctx, name, uid)
+}
+
+func (b formationBench) teardown(ctx context.Context, name string, uid any) error {
+	background := metav1.DeletePropagationBackground
+	if err := b.client.BatchV1().Jobs(benchNamespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
+		return err
+	}
+	if err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	nodeLabel := cdv1beta1.ComputeDomainNodeLabelPrefix + fmt.Sprint(uid)
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.timeout, true, func(ctx context.Context) (bool, error) {
+		if _, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		pods, err := b.client.CoreV1().Pods(benchNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pods.Items) > 0 {
+			return false, nil
+		}
+		daemons, err := b.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil || len(daemons.Items) > 0 {
+			return false, nil
+		}
+		nodes, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: nodeLabel})
+		return err == nil && len(nodes.Items) == 0, nil
+	})
+}
+
+// gpuClaimTemplate: all 4 GPUs of a GB200 tray.
+func gpuClaimTemplate() *resourcev1.ResourceClaimTemplate {
+	return &resourcev1.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "four-gpus"},
+		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{Name: "gpus", Exactly: &resourcev1.ExactDeviceRequest{
+				DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 4,
+			}}},
+		}}},
+	}
+}
+
+// formationJob: n pods, one per node (required anti-affinity on the
+// hostname), each with 4 GPUs and the domain's channel.
+func formationJob(name string, n int) *batchv1.Job {
+	count := int32(n)
+	indexed := batchv1.IndexedCompletion
+	zero := int32(0)
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{
+			Completions: &count, Parallelism: &count, CompletionMode: &indexed, BackoffLimit: &zero,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"job-name": name}},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+						RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+							LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"job-name": name}},
+							TopologyKey:   corev1.LabelHostname,
+						}},
+					}},
+					Containers: []corev1.Container{{
+						Name: "ctr", Image: "ubuntu:24.04", Command: []string{"bash", "-c", "nvidia-smi -L; sleep infinity"},
+						Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpus"}, {Name: "imex-channel"}}},
+					}},
+					ResourceClaims: []corev1.PodResourceClaim{
+						{Name: "gpus", ResourceClaimTemplateName: new("four-gpus")},
+						{Name: "imex-channel", ResourceClaimTemplateName: new(name + "-channel")},
+					},
+				},
+			},
+		},
+	}
+}
+
+// printFormationTable prints medians over the runs: times, writes per
+// component kind (total and per node), conflicts, and where writes come from.
+func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	seconds := func(f func(formationRun) time.Duration) string {
+		var vals []float64
+		for _, r := range runs {
+			vals = append(vals, f(r).Seconds())
+		}
+		return fmt.Sprintf("%.2f s\t%s", median(vals), joinFloats(vals, "%.2f"))
+	}
+	count := func(f func(formationRun) float64, format string) string {
+		var vals []float64
+		for _, r := range runs {
+			vals = append(vals, f(r))
+		}
+		return fmt.Sprintf(format+"\t%s", median(vals), joinFloats(vals, format))
+	}
+	kinds := []string{simcluster.ControllerComponent, simcluster.ComputeDomainPluginName, "compute-domain-daemon", simcluster.GPUPluginName}
+	writesOf := func(r formationRun, kind string) float64 {
+		n := 0
+		for comp, byCall := range r.counts.writes {
+			if kind == "" || componentKind(comp) == kind {
+				for _, c := range byCall {
+					n += c
+				}
+			}
+		}
+		return float64(n)
+	}
+	_, _ = fmt.Fprintf(tw, "ComputeDomain formation: %d pods on %d nodes over %d racks, %d runs\tmedian\truns\n", nodes, nodes, racks, len(runs))
+	_, _ = fmt.Fprintf(tw, "Job created → domain Ready\t%s\n", seconds(func(r formationRun) time.Duration { return r.toReady }))
+	_, _ = fmt.Fprintf(tw, "Job created → all pods Running\t%s\n", seconds(func(r formationRun) time.Duration { return r.toRunning }))
+	for _, kind := range kinds {
+		_, _ = fmt.Fprintf(tw, "API writes: %s\t%s\n", kind, count(func(r formationRun) float64 { return writesOf(r, kind) }, "%.0f"))
+	}
+	_, _ = fmt.Fprintf(tw, "API writes per node, our components (target ≤ 3)\t%s\n", count(func(r formationRun) float64 { return writesOf(r, "") / float64(nodes) }, "%.2f"))
+	_, _ = fmt.Fprintf(tw, "HTTP 409 conflicts (target 0)\t%s\n", count(func(r formationRun) float64 {
+		n := 0
+		for _, c := range r.counts.conflicts {
+			n += c
+		}
+		return float64(n)
+	}, "%.0f"))
+	_ = tw.Flush()
+
+	// Where the writes come from (last run).
+	last := runs[len(runs)-1].counts
+	calls := map[string]int{}
+	for comp, byCall := range last.writes {
+		for call, n := range byCall {
+			calls[componentKind(comp)+": "+call] += n
+		}
+	}
+	keys := make([]string, 0, len(calls))
+	for k := range calls {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	_, _ = fmt.Fprintln(w, "\nwrites by component and call (last run):")
+	for _, k := range keys {
+		_, _ = fmt.Fprintf(w, "  %-70s %d\n", k, calls[k])
+	}
+}
+
+func median(vals []float64) float64 {
+	s := append([]float64{}, vals...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func joinFloats(vals []float64, format string) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = fmt.Sprintf(format, v)
+	}
+	return strings.Join(parts, " ")
+}
