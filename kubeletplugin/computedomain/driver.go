@@ -229,10 +229,9 @@ func (d *Driver) crashPoint(name string) {
 var errCrash = errors.New("simulated crash")
 
 func (d *Driver) saveClaim(uid string, cs checkpoint.ClaimState) error {
-	next := d.state.Clone()
-	next.Claims[uid] = cs
-	if err := d.store.Save(next); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
+	next, err := d.store.SaveClaim(d.state, uid, cs)
+	if err != nil {
+		return err
 	}
 	d.state = next
 	d.updateClaimMetrics()
@@ -258,13 +257,9 @@ func (d *Driver) updateClaimMetrics() {
 }
 
 func (d *Driver) deleteClaim(uid string) error {
-	if _, ok := d.state.Claims[uid]; !ok {
-		return nil
-	}
-	next := d.state.Clone()
-	delete(next.Claims, uid)
-	if err := d.store.Save(next); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
+	next, err := d.store.DeleteClaim(d.state, uid)
+	if err != nil {
+		return err
 	}
 	d.state = next
 	d.updateClaimMetrics()

@@ -17,6 +17,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin.
@@ -43,7 +44,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	uid := string(claim.UID)
 	if prev, ok := d.state.Claims[uid]; ok && prev.Status == checkpoint.PrepareCompleted {
 		logger.V(2).Info("Claim already prepared, returning the stored result")
-		return resultFromState(prev), nil
+		return draplugin.PreparedDevices(prev), nil
 	}
 	// A claim left in PrepareStarted (an earlier call that waited, or a
 	// crash) is prepared again from the top: every step is idempotent.
@@ -200,18 +201,5 @@ func (d *Driver) completeClaim(claim *resourceapi.ResourceClaim, plan claimPlan,
 	if err := d.saveClaim(string(claim.UID), cs); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	return resultFromState(cs), nil
-}
-
-func resultFromState(cs checkpoint.ClaimState) []kubeletplugin.Device {
-	out := make([]kubeletplugin.Device, 0, len(cs.Devices))
-	for _, dev := range cs.Devices {
-		out = append(out, kubeletplugin.Device{
-			Requests:     slices.Clone(dev.Requests),
-			PoolName:     dev.Pool,
-			DeviceName:   dev.Device,
-			CDIDeviceIDs: slices.Clone(dev.CDIDeviceIDs),
-		})
-	}
-	return out
+	return draplugin.PreparedDevices(cs), nil
 }

@@ -2,13 +2,10 @@ package computedomain
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
 // ClaimGetter reads a ResourceClaim (draplugin.ClaimClient in production).
@@ -23,34 +20,12 @@ func (d *Driver) CleanupStaleClaims(ctx context.Context) error {
 	if d.claims == nil {
 		return nil
 	}
-	type ref struct{ uid, namespace, name string }
 	d.mu.Lock()
-	refs := make([]ref, 0, len(d.state.Claims))
-	for uid, cs := range d.state.Claims {
-		refs = append(refs, ref{uid, cs.Namespace, cs.Name})
-	}
+	claims := d.state.Claims // copy-on-write: saves replace the map, never change it
 	d.mu.Unlock()
-
-	var errs []error
-	for _, r := range refs {
-		claim, err := d.claims.GetResourceClaim(ctx, r.namespace, r.name)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			errs = append(errs, fmt.Errorf("get claim %s/%s: %w", r.namespace, r.name, err))
-			continue
-		case claim.UID != types.UID(r.uid):
-		default:
-			continue // still there
-		}
+	return draplugin.CleanupStaleClaims(ctx, d.claims, claims, func(ctx context.Context, uid string) (bool, error) {
 		d.mu.Lock()
-		err = d.unprepareClaim(ctx, r.uid)
-		d.mu.Unlock()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("clean up claim %s: %w", r.uid, err))
-			continue
-		}
-		klog.FromContext(ctx).Info("Cleaned up a claim whose ResourceClaim is gone", "claim", klog.KRef(r.namespace, r.name), "claimUID", r.uid)
-	}
-	return errors.Join(errs...)
+		defer d.mu.Unlock()
+		return true, d.unprepareClaim(ctx, uid)
+	})
 }

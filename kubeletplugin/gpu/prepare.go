@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,6 +14,7 @@ import (
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
 const (
@@ -83,7 +83,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	if prev, ok := d.state.Claims[uid]; ok {
 		if prev.Status == checkpoint.PrepareCompleted {
 			logger.V(2).Info("Claim already prepared, returning the stored result")
-			return d.resultFromState(prev), nil
+			return draplugin.PreparedDevices(prev), nil
 		}
 		// A crash interrupted an earlier prepare: undo what it may have done,
 		// then prepare from scratch.
@@ -148,25 +148,12 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 		return nil, &prepareError{reason: reasonCheckpoint, err: err}
 	}
 	logger.V(2).Info("Prepared claim", "devices", len(devices))
-	return d.resultFromState(state), nil
+	return draplugin.PreparedDevices(state), nil
 }
 
 func checkpointDevice(pool string, p preparedDevice, cdiIDs []string) checkpoint.PreparedDevice {
 	data, _ := json.Marshal(p.Data)
 	return checkpoint.PreparedDevice{Requests: p.Requests, Pool: pool, Device: p.Name, CDIDeviceIDs: cdiIDs, AdminAccess: p.AdminAccess, Data: data}
-}
-
-func (d *Driver) resultFromState(cs checkpoint.ClaimState) []kubeletplugin.Device {
-	out := make([]kubeletplugin.Device, 0, len(cs.Devices))
-	for _, dev := range cs.Devices {
-		out = append(out, kubeletplugin.Device{
-			Requests:     slices.Clone(dev.Requests),
-			PoolName:     dev.Pool,
-			DeviceName:   dev.Device,
-			CDIDeviceIDs: slices.Clone(dev.CDIDeviceIDs),
-		})
-	}
-	return out
 }
 
 // planDevices checks the claim's allocation against the node and the
@@ -341,23 +328,18 @@ func (d *Driver) applyDevices(ctx context.Context, uid string, state *checkpoint
 // saveClaim stores one claim's state; the in-memory state changes only when
 // the file was written.
 func (d *Driver) saveClaim(uid string, cs checkpoint.ClaimState) error {
-	next := d.state.Clone()
-	next.Claims[uid] = cs
-	if err := d.store.Save(next); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
+	next, err := d.store.SaveClaim(d.state, uid, cs)
+	if err != nil {
+		return err
 	}
 	d.state = next
 	return nil
 }
 
 func (d *Driver) deleteClaim(uid string) error {
-	if _, ok := d.state.Claims[uid]; !ok {
-		return nil
-	}
-	next := d.state.Clone()
-	delete(next.Claims, uid)
-	if err := d.store.Save(next); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
+	next, err := d.store.DeleteClaim(d.state, uid)
+	if err != nil {
+		return err
 	}
 	d.state = next
 	return nil

@@ -2,12 +2,8 @@ package gpu
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
 // CleanupStaleClaims unprepares claims whose ResourceClaim no longer exists
@@ -17,42 +13,17 @@ func (d *Driver) CleanupStaleClaims(ctx context.Context) error {
 	if d.claims == nil {
 		return nil
 	}
-	logger := klog.FromContext(ctx)
 	d.mu.Lock()
-	type ref struct{ uid, namespace, name string }
-	var refs []ref
-	for uid, cs := range d.state.Claims {
-		refs = append(refs, ref{uid, cs.Namespace, cs.Name})
-	}
+	claims := d.state.Claims // copy-on-write: saves replace the map, never change it
 	d.mu.Unlock()
-
-	var errs []error
-	for _, r := range refs {
-		claim, err := d.claims.GetResourceClaim(ctx, r.namespace, r.name)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			errs = append(errs, fmt.Errorf("get claim %s/%s: %w", r.namespace, r.name, err))
-			continue
-		case claim.UID != types.UID(r.uid):
-		default:
-			continue // still there
-		}
+	return draplugin.CleanupStaleClaims(ctx, d.claims, claims, func(ctx context.Context, uid string) (bool, error) {
 		d.mu.Lock()
-		cs, ok := d.state.Claims[r.uid]
-		var uerr error
-		if ok {
-			uerr = d.undoClaim(ctx, r.uid, cs)
+		defer d.mu.Unlock()
+		defer func() { d.metrics.setDeviceStates(d.deviceStates()) }()
+		cs, ok := d.state.Claims[uid]
+		if !ok {
+			return false, nil
 		}
-		d.metrics.setDeviceStates(d.deviceStates())
-		d.mu.Unlock()
-		if uerr != nil {
-			errs = append(errs, fmt.Errorf("clean up claim %s: %w", r.uid, uerr))
-			continue
-		}
-		if ok {
-			logger.Info("Cleaned up a claim whose ResourceClaim is gone", "claim", klog.KRef(r.namespace, r.name), "claimUID", r.uid)
-		}
-	}
-	return errors.Join(errs...)
+		return true, d.undoClaim(ctx, uid, cs)
+	})
 }
