@@ -286,6 +286,21 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 	}, "%.0f"))
 	_ = tw.Flush()
 
+	conflicts := map[string][]string{}
+	for i, r := range runs {
+		for comp, n := range r.counts.conflicts {
+			conflicts[componentKind(comp)] = append(conflicts[componentKind(comp)], fmt.Sprintf("run %d: %d (%s)", i+1, n, comp))
+		}
+	}
+	if len(conflicts) > 0 {
+		_, _ = fmt.Fprintln(w, "\nHTTP 409 conflicts by component:")
+		for _, kind := range append(kinds, "") {
+			if len(conflicts[kind]) > 0 {
+				_, _ = fmt.Fprintf(w, "  %s: %s\n", kind, strings.Join(conflicts[kind], ", "))
+			}
+		}
+	}
+
 	// Where the writes come from (last run).
 	last := runs[len(runs)-1].counts
 	calls := map[string]int{}
