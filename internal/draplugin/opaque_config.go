@@ -1,0 +1,66 @@
+package draplugin
+
+import (
+	"fmt"
+	"slices"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// ResolveOpaqueConfig returns the effective opaque configuration of one
+// allocated device: the configs for driverName that apply to the device's
+// request, DeviceClass configs first and then claim configs, each in listed
+// order; the last one wins. Every applicable config is decoded strictly and
+// must be of the kind for deviceType, even when a later one overrides it, so a
+// typo never goes unnoticed. Without any, missing decides: a default, or an
+// error. The result is normalized and validated.
+func ResolveOpaqueConfig(driverName string, configs []resourceapi.DeviceAllocationConfiguration, result resourceapi.DeviceRequestAllocationResult, deviceType string, missing func() (apiv1beta1.DeviceConfig, error)) (apiv1beta1.DeviceConfig, error) {
+	applicable := resourceclaim.ConfigForResult(configs, result)
+	applicable = slices.DeleteFunc(applicable, func(c resourceapi.DeviceAllocationConfiguration) bool {
+		return c.Opaque == nil || c.Opaque.Driver != driverName
+	})
+	// Stable: keeps the listed order within each source.
+	slices.SortStableFunc(applicable, func(a, b resourceapi.DeviceAllocationConfiguration) int {
+		return sourceRank(a.Source) - sourceRank(b.Source)
+	})
+	var effective apiv1beta1.DeviceConfig
+	for _, c := range applicable {
+		cfg, err := apiv1beta1.DecodeConfig(c.Opaque.Parameters.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("config from %s for request %q: %w", sourceName(c.Source), result.Request, err)
+		}
+		if err := apiv1beta1.CheckConfigAppliesTo(cfg, deviceType); err != nil {
+			return nil, fmt.Errorf("config from %s for request %q, device %s: %w", sourceName(c.Source), result.Request, result.Device, err)
+		}
+		effective = cfg
+	}
+	if effective == nil {
+		def, err := missing()
+		if err != nil {
+			return nil, err
+		}
+		effective = def
+	}
+	effective.Normalize()
+	if err := effective.Validate(); err != nil {
+		return nil, fmt.Errorf("request %q, device %s: %w", result.Request, result.Device, err)
+	}
+	return effective, nil
+}
+
+func sourceRank(s resourceapi.AllocationConfigSource) int {
+	if s == resourceapi.AllocationConfigSourceClass {
+		return 0
+	}
+	return 1
+}
+
+func sourceName(s resourceapi.AllocationConfigSource) string {
+	if s == resourceapi.AllocationConfigSourceClass {
+		return "DeviceClass"
+	}
+	return "ResourceClaim"
+}
