@@ -177,7 +177,7 @@ func (b formationBench) teardown(ctx context.Context, name string, uid any) erro
 		return err
 	}
 	nodeLabel := cdv1beta1.ComputeDomainNodeLabelPrefix + fmt.Sprint(uid)
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.timeout, true, func(ctx context.Context) (bool, error) {
 		if _, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -191,6 +191,16 @@ func (b formationBench) teardown(ctx context.Context, name string, uid any) erro
 		}
 		nodes, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: nodeLabel})
 		return err == nil && len(nodes.Items) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("domain %s not torn down within %s: %w", name, b.timeout, err)
+	}
+	// Let our components' last teardown writes land before the next run
+	// counts: a second without any.
+	return wait.PollUntilContextTimeout(ctx, time.Second, b.timeout, false, func(context.Context) (bool, error) {
+		quiet := len(b.counter.snapshot().writes) == 0
+		b.counter.reset()
+		return quiet, nil
 	})
 }
 
