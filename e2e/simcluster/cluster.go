@@ -434,7 +434,8 @@ func (c *Cluster) NodePaths(node string) (nodeagent.Paths, error) {
 }
 
 // StopNodeAgent stops a node's agent (the kubelet) on purpose; the node's
-// plugins keep running. The node lifecycle controller will mark it NotReady.
+// plugins and the containers the agent started keep running, as on a real
+// node. The node lifecycle controller will mark it NotReady.
 func (c *Cluster) StopNodeAgent(node string) error {
 	n, err := c.node(node)
 	if err != nil {
@@ -488,6 +489,7 @@ func (c *Cluster) Stop() {
 				_ = comp.Wait(30 * time.Second)
 			}
 			<-n.agentDone
+			n.agent.StopContainers()
 		}
 		if c.cancel != nil {
 			c.cancel()

@@ -57,6 +57,12 @@ type Agent struct {
 	pods     map[string]*podState // by namespace/name
 	informer cache.SharedIndexInformer
 	ready    chan struct{}
+
+	// containers outlive Run, as containers outlive a kubelet that stops;
+	// StopContainers ends them.
+	containers    context.Context
+	endContainers context.CancelFunc
+	running       sync.WaitGroup
 }
 
 // podState is what the agent remembers of a pod it runs.
@@ -89,10 +95,13 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Paths.Create(); err != nil {
 		return nil, fmt.Errorf("node agent %s: %w", cfg.Node.Name, err)
 	}
+	containers, stop := context.WithCancel(context.Background())
 	a := &Agent{
-		cfg:   cfg,
-		pods:  map[string]*podState{},
-		ready: make(chan struct{}),
+		cfg:           cfg,
+		pods:          map[string]*podState{},
+		ready:         make(chan struct{}),
+		containers:    containers,
+		endContainers: stop,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 10*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodeagent-" + cfg.Node.Name}),
@@ -121,7 +130,8 @@ func (a *Agent) Paths() Paths { return a.cfg.Paths }
 func (a *Agent) Ready() <-chan struct{} { return a.ready }
 
 // Run registers the node and works until ctx ends; then it stops without
-// touching the node's objects (as a stopped kubelet does).
+// touching the node's objects, and the containers it started keep running
+// (as when a kubelet stops) until StopContainers.
 func (a *Agent) Run(ctx context.Context) error {
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "node", a.cfg.Node.Name)
 	ctx = klog.NewContext(ctx, logger)
@@ -181,6 +191,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	for a.processNext(ctx) {
 	}
 	return nil
+}
+
+// StopContainers ends every container the agent runs in-process and waits
+// for them (the node is going away).
+func (a *Agent) StopContainers() {
+	a.endContainers()
+	a.running.Wait()
 }
 
 func (a *Agent) enqueue(obj any) {

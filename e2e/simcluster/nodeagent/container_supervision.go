@@ -62,21 +62,24 @@ func (a *Agent) startContainers(ctx context.Context, key string, st *podState, e
 	return nil
 }
 
-// launch runs a container on its own goroutine. Its context outlives the
-// sync that started it: only stopContainers or the agent's end cancel it.
+// launch runs a container on its own goroutine. Its context is the agent's
+// container context, not the sync's: it outlives Run (a kubelet that stops
+// leaves its containers running) and ends with stopContainers (pod
+// deletion), kill, or StopContainers.
 func (a *Agent) launch(ctx context.Context, key string, rc *runningContainer) {
-	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { cancel(context.Canceled) })
+	cctx, cancel := context.WithCancelCause(a.containers)
 	done := make(chan struct{})
 	a.mu.Lock()
-	rc.cancel = func() { stop(); cancel(context.Canceled) }
-	rc.kill = func() { stop(); cancel(errKilled) }
+	rc.cancel = func() { cancel(context.Canceled) }
+	rc.kill = func() { cancel(errKilled) }
 	rc.done = done
 	rc.err = nil
 	rc.startedAt = time.Now()
 	a.mu.Unlock()
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "container", rc.view.Container.Name)
+	a.running.Add(1)
 	go func() {
+		defer a.running.Done()
 		defer close(done)
 		defer a.queue.Add(key)
 		err := a.cfg.Runtime.Run(klog.NewContext(cctx, logger), rc.view)
