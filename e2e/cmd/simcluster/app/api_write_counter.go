@@ -14,7 +14,8 @@ import (
 type apiWriteCounter struct {
 	mu sync.Mutex
 	// writes by component name (with "@<node>"), then "VERB resource".
-	writes    map[string]map[string]int
+	writes map[string]map[string]int
+	// conflicts by "<component> VERB resource".
 	conflicts map[string]int
 }
 
@@ -68,7 +69,7 @@ func (w *apiWriteCounter) record(component, call string, conflict bool) {
 	}
 	w.writes[component][call]++
 	if conflict {
-		w.conflicts[component]++
+		w.conflicts[component+" "+call]++
 	}
 }
 

@@ -51,7 +51,7 @@ func TestAPIWriteCounterCountsWritesAndConflictsOfWrappedClients(t *testing.T) {
 	got := counter.snapshot()
 	want := writeCounts{
 		writes:    map[string]map[string]int{"compute-domain-daemon@n1": {"POST nodes": 1, "PUT nodes": 1, "PATCH nodes": 1}},
-		conflicts: map[string]int{"compute-domain-daemon@n1": 1},
+		conflicts: map[string]int{"compute-domain-daemon@n1 PUT nodes": 1},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(writeCounts{})); diff != "" {
 		t.Errorf("counts mismatch (-want +got):\n%s", diff)

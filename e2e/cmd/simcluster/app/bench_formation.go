@@ -298,8 +298,9 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 
 	conflicts := map[string][]string{}
 	for i, r := range runs {
-		for comp, n := range r.counts.conflicts {
-			conflicts[componentKind(comp)] = append(conflicts[componentKind(comp)], fmt.Sprintf("run %d: %d (%s)", i+1, n, comp))
+		for call, n := range r.counts.conflicts {
+			kind := componentKind(strings.Fields(call)[0])
+			conflicts[kind] = append(conflicts[kind], fmt.Sprintf("run %d: %d × %s", i+1, n, call))
 		}
 	}
 	if len(conflicts) > 0 {
