@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/atomicfile"
 )
 
 // Process is one running IMEX daemon (nvidia-imex or the stand-in).
@@ -119,11 +120,11 @@ func (s *Supervisor) writeFiles() error {
 	if err := os.MkdirAll(s.settings.ConfigDir, 0o755); err != nil {
 		return fmt.Errorf("create IMEX config directory: %w", err)
 	}
-	if err := writeFileAtomically(s.settings.ConfigPath(), cfg); err != nil {
+	if err := atomicfile.Write(s.settings.ConfigPath(), cfg, 0o644); err != nil {
 		return fmt.Errorf("write IMEX config: %w", err)
 	}
 	if _, err := os.Stat(s.settings.NodesPath()); errors.Is(err, fs.ErrNotExist) {
-		if err := writeFileAtomically(s.settings.NodesPath(), nil); err != nil {
+		if err := atomicfile.Write(s.settings.NodesPath(), nil, 0o644); err != nil {
 			return fmt.Errorf("write IMEX nodes file: %w", err)
 		}
 	}
@@ -135,7 +136,12 @@ func (s *Supervisor) writeFiles() error {
 // with repeated failures; the new process reads the current nodes file.
 func (s *Supervisor) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
-	if err := s.writeFiles(); err != nil {
+	// Under the lock: a SetPeers racing with start-up must not have its
+	// nodes file replaced by the initial empty one.
+	s.mu.Lock()
+	err := s.writeFiles()
+	s.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	delay := s.minDelay
@@ -201,7 +207,7 @@ func (s *Supervisor) SetPeers(ctx context.Context, addresses []string) (bool, er
 	if err := os.MkdirAll(s.settings.ConfigDir, 0o755); err != nil {
 		return false, fmt.Errorf("create IMEX config directory: %w", err)
 	}
-	if err := writeFileAtomically(s.settings.NodesPath(), content); err != nil {
+	if err := atomicfile.Write(s.settings.NodesPath(), content, 0o644); err != nil {
 		return false, fmt.Errorf("write IMEX nodes file: %w", err)
 	}
 	klog.FromContext(ctx).V(2).Info("IMEX peers changed", "peers", addresses)
@@ -211,32 +217,6 @@ func (s *Supervisor) SetPeers(ctx context.Context, addresses []string) (bool, er
 		}
 	}
 	return true, nil
-}
-
-// writeFileAtomically replaces path so that IMEX never reads a half-written
-// file.
-func writeFileAtomically(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // StopProcessForTest stops the running IMEX process as a crash would (the

@@ -18,6 +18,8 @@ import (
 	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
 	"tags.cncf.io/container-device-interface/pkg/parser"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/atomicfile"
 )
 
 // ClassName is the CDI class of every per-claim spec.
@@ -108,7 +110,13 @@ func (w *Writer) Write(spec ClaimSpec) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write CDI spec for claim %s: %w", spec.ClaimUID, err)
 	}
-	if err := writeFileAtomically(w.SpecPath(spec.ClaimUID), data); err != nil {
+	path := w.SpecPath(spec.ClaimUID)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("write CDI spec for claim %s: %w", spec.ClaimUID, err)
+	}
+	// The temp file's name does not end in .json, so a runtime scanning the
+	// directory never reads a partial spec.
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return nil, fmt.Errorf("write CDI spec for claim %s: %w", spec.ClaimUID, err)
 	}
 	return ids, nil
@@ -142,38 +150,4 @@ func (w *Writer) ClaimUIDs() ([]string, error) {
 		uids = append(uids, strings.TrimSuffix(strings.TrimPrefix(name, prefix), ".json"))
 	}
 	return uids, nil
-}
-
-func writeFileAtomically(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	// The temp name does not end in .json, so a runtime scanning the
-	// directory never reads a partial spec.
-	tmp, err := os.CreateTemp(dir, ".spec-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
