@@ -59,7 +59,16 @@ func (d *demo) computeDomainJob(ctx context.Context) error {
 		return started == 4 && status == "Ready", nil
 	})
 	if err != nil {
-		return fmt.Errorf("ComputeDomain job: 4 pods not running in a Ready domain within %s: %w", d.timeout, err)
+		var states []string
+		for i := range pods {
+			states = append(states, pods[i].Name+": "+podSummary(&pods[i]))
+		}
+		var status any
+		if cd != nil {
+			status = cd.Object["status"]
+		}
+		return fmt.Errorf("ComputeDomain job: 4 pods not running in a Ready domain within %s (domain status %v; %s): %w",
+			d.timeout, status, strings.Join(states, "; "), err)
 	}
 	took := time.Since(start)
 	channels := map[string]bool{}
