@@ -12,14 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
@@ -59,32 +53,11 @@ var _ = BeforeSuite(func() {
 func startController() {
 	GinkgoHelper()
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(GinkgoWriter)))
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:     env.Scheme,
-		Logger:     logger,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:      cache.Options{ByObject: computedomain.CacheByObject(operatorNamespace)},
-	})
-	Expect(err).NotTo(HaveOccurred())
 	registry = prometheus.NewRegistry()
-	metrics, err := computedomain.NewMetrics(registry)
+	stopController, err := env.StartController(klog.NewContext(context.Background(), logger), operatorNamespace, registry)
 	Expect(err).NotTo(HaveOccurred())
-	r, err := computedomain.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(computedomain.ControllerName), metrics,
-		computedomain.Config{OperatorNamespace: operatorNamespace, DaemonImage: "registry.example/compute-domain:test"})
-	Expect(err).NotTo(HaveOccurred())
-
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
-	Expect(r.SetupWithManager(ctx, mgr, 4)).To(Succeed())
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
 	stop = func() {
-		cancel()
-		<-done
+		Expect(stopController()).To(Succeed())
 	}
 }
 

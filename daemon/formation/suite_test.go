@@ -18,15 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 	cdplugin "github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
@@ -66,20 +61,8 @@ var _ = BeforeSuite(func() {
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	suiteCtx = ctx
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:     env.Scheme,
-		Logger:     logger,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:      cache.Options{ByObject: computedomain.CacheByObject(operatorNamespace)},
-	})
+	stopController, err := env.StartController(ctx, operatorNamespace, prometheus.NewRegistry())
 	Expect(err).NotTo(HaveOccurred())
-	metrics, err := computedomain.NewMetrics(prometheus.NewRegistry())
-	Expect(err).NotTo(HaveOccurred())
-	r, err := computedomain.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(computedomain.ControllerName), metrics,
-		computedomain.Config{OperatorNamespace: operatorNamespace, DaemonImage: "registry.example/compute-domain:test"})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(r.SetupWithManager(ctx, mgr, 4)).To(Succeed())
 
 	domainCache, err = cache.New(env.Config, cache.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
@@ -87,12 +70,7 @@ var _ = BeforeSuite(func() {
 	_, err = domainCache.GetInformer(ctx, &v1beta1.ComputeDomain{})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgrDone, cacheDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(mgrDone)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
+	cacheDone := make(chan struct{})
 	go func() {
 		defer GinkgoRecover()
 		defer close(cacheDone)
@@ -101,7 +79,7 @@ var _ = BeforeSuite(func() {
 	Expect(domainCache.WaitForCacheSync(ctx)).To(BeTrue())
 	stop = func() {
 		cancel()
-		<-mgrDone
+		Expect(stopController()).To(Succeed())
 		<-cacheDone
 	}
 })
