@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	"k8s.io/utils/ptr"
@@ -31,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 )
 
@@ -132,7 +132,7 @@ func Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	restConfig, err := loadConfig(o.kubeconfig)
+	restConfig, err := startup.RestConfig(o.kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -147,21 +147,6 @@ func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string) 
 		return err
 	}
 	return run(ctx, rest.CopyConfig(restConfig), o)
-}
-
-func loadConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig is empty and the in-cluster config is unavailable: %w", err)
-		}
-		return cfg, nil
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-	}
-	return cfg, nil
 }
 
 func run(ctx context.Context, restConfig *rest.Config, o *options) error {
