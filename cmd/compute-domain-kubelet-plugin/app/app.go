@@ -168,21 +168,11 @@ func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c
 		return err
 	}
 
-	if o.MetricsAddress != "" {
-		addr, err := draplugin.ServeMetrics(ctx, o.MetricsAddress, registry)
-		if err != nil {
-			return fmt.Errorf("--metrics-address: %w", err)
-		}
-		logger.Info("Serving metrics", "address", addr.String())
-	}
-	helper, err := draplugin.Start(ctx, driver, dopts)
+	helper, err := draplugin.Serve(ctx, driver, dopts, o.MetricsAddress, registry)
 	if err != nil {
 		return err
 	}
 	defer helper.Stop()
-	if err := driver.SetPublisher(ctx, helper.PublishResources); err != nil {
-		return fmt.Errorf("publish resources: %w", err)
-	}
 	logger.Info("compute-domain kubelet plugin started", "driver", o.DriverName, "clique", clique, "channelSlots", o.channelSlots, "daemonSlots", o.daemonSlots)
 	driver.Run(ctx)
 	return nil

@@ -116,21 +116,11 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Ro
 	if err != nil {
 		return err
 	}
-	if o.MetricsAddress != "" {
-		addr, err := draplugin.ServeMetrics(ctx, o.MetricsAddress, registry)
-		if err != nil {
-			return fmt.Errorf("--metrics-address: %w", err)
-		}
-		logger.Info("Serving metrics", "address", addr.String())
-	}
-	helper, err := draplugin.Start(ctx, driver, dopts)
+	helper, err := draplugin.Serve(ctx, driver, dopts, o.MetricsAddress, registry)
 	if err != nil {
 		return err
 	}
 	defer helper.Stop()
-	if err := driver.SetPublisher(ctx, helper.PublishResources); err != nil {
-		return fmt.Errorf("publish resources: %w", err)
-	}
 	if err := driver.SyncCliqueLabel(ctx); err != nil {
 		// Retried by the clique refresh in Run.
 		logger.Error(err, "Setting the node clique label failed")

@@ -1,0 +1,41 @@
+package draplugin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/klog/v2"
+)
+
+// Driver is a kubelet plugin that publishes its devices through a publisher
+// it is handed once the kubelet helper runs.
+type Driver interface {
+	kubeletplugin.DRAPlugin
+	SetPublisher(ctx context.Context, publish func(context.Context, resourceslice.DriverResources) error) error
+}
+
+// Serve starts what every plugin runs next to its driver: the metrics
+// endpoint on metricsAddress (empty: none) serving reg, the kubelet
+// registration and gRPC API, and the driver's publishing. The caller stops
+// the returned helper.
+func Serve(ctx context.Context, driver Driver, o Options, metricsAddress string, reg *prometheus.Registry) (*kubeletplugin.Helper, error) {
+	if metricsAddress != "" {
+		addr, err := ServeMetrics(ctx, metricsAddress, reg)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-address: %w", err)
+		}
+		klog.FromContext(ctx).Info("Serving metrics", "address", addr.String())
+	}
+	helper, err := Start(ctx, driver, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := driver.SetPublisher(ctx, helper.PublishResources); err != nil {
+		helper.Stop()
+		return nil, fmt.Errorf("publish resources: %w", err)
+	}
+	return helper, nil
+}
