@@ -42,6 +42,15 @@ func (d *device) lockIdentity() (unlock func(), r nvml.Return) {
 	return unlock, nvml.SUCCESS
 }
 
+// fullIdentity is lockIdentity for identity calls that only a full GPU answers.
+func (d *device) fullIdentity() (func(), nvml.Return) {
+	unlock, r := d.lockIdentity()
+	if r == nvml.SUCCESS && d.ci != nil {
+		r = nvml.ERROR_NOT_SUPPORTED
+	}
+	return unlock, r
+}
+
 // full is lock for calls that only a full GPU answers.
 func (d *device) full() (func(), nvml.Return) {
 	unlock, r := d.lock()
@@ -73,10 +82,7 @@ func (d *device) GetUUID() (string, nvml.Return) {
 }
 
 func (d *device) GetIndex() (int, nvml.Return) {
-	unlock, r := d.lockIdentity()
-	if r == nvml.SUCCESS && d.ci != nil {
-		r = nvml.ERROR_NOT_SUPPORTED
-	}
+	unlock, r := d.fullIdentity()
 	defer unlock()
 	if r != nvml.SUCCESS {
 		return 0, r
@@ -85,10 +91,7 @@ func (d *device) GetIndex() (int, nvml.Return) {
 }
 
 func (d *device) GetMinorNumber() (int, nvml.Return) {
-	unlock, r := d.lockIdentity()
-	if r == nvml.SUCCESS && d.ci != nil {
-		r = nvml.ERROR_NOT_SUPPORTED
-	}
+	unlock, r := d.fullIdentity()
 	defer unlock()
 	if r != nvml.SUCCESS {
 		return 0, r
