@@ -11,17 +11,18 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/daemon"
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
@@ -34,7 +35,7 @@ var (
 	// specBase holds the current spec's directories; removed after its
 	// daemons stopped (GinkgoT().TempDir() would go while they still run).
 	specBase string
-	// followers are the running followLabels loops of the current spec.
+	// followers are the running followDaemonSet loops of the current spec.
 	followers sync.WaitGroup
 )
 
@@ -75,8 +76,6 @@ func newRack(ctx context.Context, prefix string, n int) []*simNode {
 	GinkgoHelper()
 	a, b := 10+rand.IntN(240), 1+rand.IntN(240)
 	clique := fmt.Sprintf("%s.%d", uuid.NewUUID(), rand.IntN(1000))
-	kube, err := kubernetes.NewForConfig(env.Config)
-	Expect(err).NotTo(HaveOccurred())
 	var nodes []*simNode
 	for i := range n {
 		name := fmt.Sprintf("%s-%d", prefix, i)
@@ -96,7 +95,6 @@ func newRack(ctx context.Context, prefix string, n int) []*simNode {
 			CDI:        writer,
 			Checkpoint: checkpoint.NewStore(filepath.Join(dir, "plugin", "checkpoint.json"), bootID),
 			Domains:    cdplugin.CachedDomains{Reader: domainCache},
-			Labeler:    cdplugin.ClientNodeLabeler{Client: kube, NodeName: name},
 		})
 		Expect(err).NotTo(HaveOccurred())
 		nodes = append(nodes, node)
@@ -104,29 +102,39 @@ func newRack(ctx context.Context, prefix string, n int) []*simNode {
 	return nodes
 }
 
-// followLabels plays the domain's DaemonSet: a daemon runs on each node while
-// the node carries the domain's label; when the label goes, the daemon pod
-// goes and the garbage collector deletes its member record.
-func followLabels(ctx context.Context, cd *v1beta1.ComputeDomain, podSlot int, nodes []*simNode) {
+// followDaemonSet plays the DaemonSet controller and the kubelet for the
+// domain's DaemonSet: a daemon runs on each node its pod template's required
+// node affinity lists; when a node leaves the list, or the DaemonSet goes, the
+// daemon pod goes and the garbage collector deletes its member record.
+func followDaemonSet(ctx context.Context, cd *v1beta1.ComputeDomain, podSlot int, nodes []*simNode) {
 	followers.Add(1)
 	go func() {
 		defer GinkgoRecover()
 		defer followers.Done()
 		for ctx.Err() == nil {
-			for _, n := range nodes {
-				var node corev1.Node
-				if err := k8s.Get(ctx, client.ObjectKey{Name: n.name}, &node); err != nil {
-					continue
+			listed, err := daemonSetNodes(ctx, cd)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
 				}
-				labeled := node.Labels[v1beta1.ComputeDomainNodeLabel(cd.UID)] == "true"
+				Fail(err.Error())
+			}
+			known := map[string]bool{}
+			for _, n := range nodes {
+				known[n.name] = true
 				n.mu.Lock()
 				running := n.daemons[cd.UID]
 				n.mu.Unlock()
 				switch {
-				case labeled && running == nil:
+				case listed[n.name] && running == nil:
 					n.startDaemon(ctx, cd, n.podIP(podSlot))
-				case !labeled && running != nil:
+				case !listed[n.name] && running != nil:
 					n.stopDaemon(ctx, cd)
+				}
+			}
+			for name := range listed {
+				if !known[name] {
+					Fail(fmt.Sprintf("DaemonSet %s places a daemon on node %s, where the story allocated no claim of domain %s", computedomain.DaemonSetName(cd.UID), name, cd.Name))
 				}
 			}
 			select {
@@ -135,6 +143,36 @@ func followLabels(ctx context.Context, cd *v1beta1.ComputeDomain, podSlot int, n
 			}
 		}
 	}()
+}
+
+// daemonSetNodes returns the nodes the domain's DaemonSet places a daemon on,
+// as the DaemonSet controller reads them: one required node affinity term per
+// node, `metadata.name In [<node>]`. No DaemonSet places no daemon.
+func daemonSetNodes(ctx context.Context, cd *v1beta1.ComputeDomain) (map[string]bool, error) {
+	key := client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(cd.UID)}
+	var ds appsv1.DaemonSet
+	if err := k8s.Get(ctx, key, &ds); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get DaemonSet %s: %w", key, err)
+	}
+	aff := ds.Spec.Template.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil, fmt.Errorf("DaemonSet %s: spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution is unset", key)
+	}
+	nodes := map[string]bool{}
+	for i, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if len(term.MatchExpressions) != 0 || len(term.MatchFields) != 1 {
+			return nil, fmt.Errorf("DaemonSet %s: node selector term %d is not one matchFields requirement: %+v", key, i, term)
+		}
+		req := term.MatchFields[0]
+		if req.Key != "metadata.name" || req.Operator != corev1.NodeSelectorOpIn || len(req.Values) != 1 {
+			return nil, fmt.Errorf("DaemonSet %s: node selector term %d is not `metadata.name In [<node>]`: %+v", key, i, req)
+		}
+		nodes[req.Values[0]] = true
+	}
+	return nodes, nil
 }
 
 // podIP is the address of the node's daemon pod of the domain in slot k.
@@ -201,18 +239,33 @@ func (n *simNode) stopAll() {
 	}
 }
 
-// workloadClaim is a pod's claim from the domain's claim template, as the
-// scheduler allocates it on node n: a channel slot and the template's config.
+// workloadClaim is a pod's claim from the domain's claim template, created
+// as the ResourceClaim controller creates it (labels and annotations from the
+// template's spec.metadata) and allocated on node n as the scheduler does: a
+// channel slot, the template's config, a node selector for n, reserved for
+// the pod. It returns the claim as the API server has it.
 func workloadClaim(ctx context.Context, cd *v1beta1.ComputeDomain, n *simNode, pod string, slot int) *resourcev1.ResourceClaim {
 	GinkgoHelper()
 	var rct resourcev1.ResourceClaimTemplate
 	Eventually(func() error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: cd.Namespace, Name: cd.Spec.Channel.ResourceClaimTemplate.Name}, &rct)
 	}).WithTimeout(formed).WithPolling(poll).Should(Succeed(), "the controller creates the workload claim template")
+	Expect(rct.Spec.ObjectMeta.Labels).To(HaveKeyWithValue(v1beta1.WorkloadClaimLabelKey, string(cd.UID)),
+		"the workload claim template labels its claims with the domain")
 	claim := &resourcev1.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: cd.Namespace, Name: pod + "-channel", UID: uuid.NewUUID()},
-		Status: resourcev1.ResourceClaimStatus{Allocation: &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{
-			Results: []resourcev1.DeviceRequestAllocationResult{{Request: rct.Spec.Spec.Devices.Requests[0].Name, Driver: cdplugin.DefaultDriverName, Pool: n.name, Device: cdplugin.ChannelDeviceName(slot)}},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: cd.Namespace, Name: pod + "-channel",
+			Labels: rct.Spec.ObjectMeta.Labels, Annotations: rct.Spec.ObjectMeta.Annotations,
+		},
+		Spec: rct.Spec.Spec,
+	}
+	Expect(k8s.Create(ctx, claim)).To(Succeed(), "create claim %s", claim.Name)
+	claim.Status.Allocation = &resourcev1.AllocationResult{
+		Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{
+			Request: rct.Spec.Spec.Devices.Requests[0].Name, Driver: cdplugin.DefaultDriverName, Pool: n.name, Device: cdplugin.ChannelDeviceName(slot),
+		}}},
+		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n.name}}},
 		}}},
 	}
 	for _, c := range rct.Spec.Spec.Devices.Config {
@@ -220,7 +273,19 @@ func workloadClaim(ctx context.Context, cd *v1beta1.ComputeDomain, n *simNode, p
 			Source: resourcev1.AllocationConfigSourceClaim, Requests: c.Requests, DeviceConfiguration: c.DeviceConfiguration,
 		})
 	}
+	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod, UID: uuid.NewUUID()}}
+	Expect(k8s.Status().Update(ctx, claim)).To(Succeed(), "allocate claim %s on %s", claim.Name, n.name)
 	return claim
+}
+
+// endJob ends the claim's pod: the kubelet unprepares the claim, and the
+// ResourceClaim controller removes the pod's reservation.
+func endJob(ctx context.Context, n *simNode, claim *resourcev1.ResourceClaim) {
+	GinkgoHelper()
+	unprepareClaim(ctx, n, claim)
+	done := claim.DeepCopy()
+	done.Status.ReservedFor = nil
+	Expect(k8s.Status().Patch(ctx, done, client.MergeFrom(claim))).To(Succeed(), "release claim %s", claim.Name)
 }
 
 // prepareUntilReady calls prepare as the kubelet does, again after every

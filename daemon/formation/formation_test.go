@@ -7,17 +7,29 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/daemon"
 )
 
 func channelPath(ch int32) string { return fmt.Sprintf("/dev/nvidia-caps-imex-channels/channel%d", ch) }
+
+// nodeNames is the set of the nodes' names, as daemonSetNodes returns it.
+func nodeNames(nodes ...*simNode) map[string]bool {
+	names := map[string]bool{}
+	for _, n := range nodes {
+		names[n.name] = true
+	}
+	return names
+}
 
 func cliqueChannel(g Gomega, cd *v1beta1.ComputeDomain, clique string) int32 {
 	for _, c := range cd.Status.Cliques {
@@ -55,10 +67,10 @@ var _ = Describe("ComputeDomain node side", func() {
 		})
 	})
 
-	It("forms a 4-node domain: the plugins label their nodes and wait, the daemons form one ensemble, every pod gets the domain's channel", func() {
+	It("forms a 4-node domain: the controller places a daemon on each allocated node, the plugins wait, the daemons form one ensemble, every pod gets the domain's channel", func() {
 		nodes = newRack(ctx, "form", 4)
 		cd := createDomain(ctx, "train", ns)
-		followLabels(ctx, cd, 0, nodes)
+		followDaemonSet(ctx, cd, 0, nodes)
 
 		views := make([]chan []string, len(nodes))
 		for i, n := range nodes {
@@ -93,7 +105,10 @@ var _ = Describe("ComputeDomain node side", func() {
 			Eventually(views[i]).WithTimeout(formed).Should(Receive(Equal([]string{channelPath(ch)})))
 		}
 
-		By("each daemon wrote its record twice (spec, ready): with the node label, 3 writes per node")
+		By("the DaemonSet lists exactly the 4 nodes")
+		Expect(daemonSetNodes(ctx, cd)).To(Equal(nodeNames(nodes...)))
+
+		By("each daemon wrote its record twice (spec, ready) and the plugins wrote nothing: at most 2 writes per node")
 		for _, n := range nodes {
 			Expect(n.daemon(cd.UID).d.Record().Writes()).To(BeNumerically("<=", 2), "daemon on %s", n.name)
 		}
@@ -103,8 +118,8 @@ var _ = Describe("ComputeDomain node side", func() {
 		nodes = newRack(ctx, "two", 3)
 		a := createDomain(ctx, "alpha", ns)
 		b := createDomain(ctx, "beta", ns)
-		followLabels(ctx, a, 0, nodes)
-		followLabels(ctx, b, 1, nodes)
+		followDaemonSet(ctx, a, 0, nodes)
+		followDaemonSet(ctx, b, 1, nodes)
 
 		// alpha on nodes 0 and 1, beta on nodes 1 and 2: node 1 runs both.
 		viewA0 := prepareUntilReady(ctx, nodes[0], workloadClaim(ctx, a, nodes[0], "alpha-0", 0))
@@ -120,17 +135,19 @@ var _ = Describe("ComputeDomain node side", func() {
 		Expect(viewB1.DeviceNodes).To(Equal([]string{channelPath(chB)}))
 		Expect(viewB2.DeviceNodes).To(Equal([]string{channelPath(chB)}))
 
-		By("node 1 carries both domains' labels and runs both daemons")
-		var node corev1.Node
-		Expect(k8s.Get(ctx, client.ObjectKey{Name: nodes[1].name}, &node)).To(Succeed())
-		Expect(node.Labels).To(HaveKeyWithValue(v1beta1.ComputeDomainNodeLabel(a.UID), "true"))
-		Expect(node.Labels).To(HaveKeyWithValue(v1beta1.ComputeDomainNodeLabel(b.UID), "true"))
+		By("both domains' DaemonSets list node 1, which runs both daemons")
+		Expect(daemonSetNodes(ctx, a)).To(Equal(nodeNames(nodes[0], nodes[1])))
+		Expect(daemonSetNodes(ctx, b)).To(Equal(nodeNames(nodes[1], nodes[2])))
+		Expect(nodes[1].daemon(a.UID)).NotTo(BeNil(), "alpha's daemon on %s", nodes[1].name)
+		Expect(nodes[1].daemon(b.UID)).NotTo(BeNil(), "beta's daemon on %s", nodes[1].name)
+		Expect(nodes[0].daemon(b.UID)).To(BeNil(), "beta's daemon on %s, which runs no beta pod", nodes[0].name)
+		Expect(nodes[2].daemon(a.UID)).To(BeNil(), "alpha's daemon on %s, which runs no alpha pod", nodes[2].name)
 	})
 
 	It("reports a node whose IMEX died as Degraded, naming it, and recovers when the supervisor restarts IMEX", func() {
 		nodes = newRack(ctx, "loss", 3)
 		cd := createDomain(ctx, "train", ns)
-		followLabels(ctx, cd, 0, nodes)
+		followDaemonSet(ctx, cd, 0, nodes)
 		for i, n := range nodes {
 			prepareUntilReady(ctx, n, workloadClaim(ctx, cd, n, fmt.Sprintf("worker-%d", i), 0))
 		}
@@ -195,7 +212,7 @@ var _ = Describe("ComputeDomain node side", func() {
 		rackB := newRack(ctx, "rack-b", 2)
 		nodes = append(append([]*simNode{}, rackA...), rackB...)
 		cd := createDomain(ctx, "wide", ns)
-		followLabels(ctx, cd, 0, nodes)
+		followDaemonSet(ctx, cd, 0, nodes)
 		views := map[string][]string{}
 		for i, n := range nodes {
 			views[n.name] = prepareUntilReady(ctx, n, workloadClaim(ctx, cd, n, fmt.Sprintf("worker-%d", i), 0)).DeviceNodes
@@ -213,10 +230,10 @@ var _ = Describe("ComputeDomain node side", func() {
 		}
 	})
 
-	It("cleans up when the job ends and the domain is deleted: labels, daemons, members and CDI specs go", func() {
+	It("cleans up when the job ends and the domain is deleted: the DaemonSet, daemons, members and CDI specs go, no node is ever labelled", func() {
 		nodes = newRack(ctx, "done", 2)
 		cd := createDomain(ctx, "train", ns)
-		followLabels(ctx, cd, 0, nodes)
+		followDaemonSet(ctx, cd, 0, nodes)
 		var claims []*resourcev1.ResourceClaim
 		for i, n := range nodes {
 			c := workloadClaim(ctx, cd, n, fmt.Sprintf("worker-%d", i), 0)
@@ -224,15 +241,14 @@ var _ = Describe("ComputeDomain node side", func() {
 			claims = append(claims, c)
 		}
 
-		By("the job finishes: the kubelet unprepares the claims")
+		By("the job finishes: the kubelet unprepares the claims, the ResourceClaim controller drops the reservations")
 		for i, n := range nodes {
-			unprepareClaim(ctx, n, claims[i])
+			endJob(ctx, n, claims[i])
 		}
 		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(cd.UID)}, &appsv1.DaemonSet{})).
+				To(Satisfy(apierrors.IsNotFound), "the DaemonSet outlived the workload")
 			for _, n := range nodes {
-				var node corev1.Node
-				g.Expect(k8s.Get(ctx, client.ObjectKey{Name: n.name}, &node)).To(Succeed())
-				g.Expect(node.Labels).NotTo(HaveKey(v1beta1.ComputeDomainNodeLabel(cd.UID)))
 				g.Expect(n.daemon(cd.UID)).To(BeNil(), "the daemon left %s", n.name)
 				uids, err := n.driver.CDISpecClaimUIDs()
 				g.Expect(err).NotTo(HaveOccurred())
@@ -242,6 +258,13 @@ var _ = Describe("ComputeDomain node side", func() {
 			g.Expect(k8s.List(ctx, &members, client.InNamespace(operatorNamespace), client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(cd.UID)})).To(Succeed())
 			g.Expect(members.Items).To(BeEmpty())
 		}).WithTimeout(formed).WithPolling(poll).Should(Succeed())
+		for _, n := range nodes {
+			var node corev1.Node
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: n.name}, &node)).To(Succeed())
+			for k, v := range node.Labels {
+				Expect(k+"="+v).NotTo(ContainSubstring(string(cd.UID)), "node %s is labelled with the domain", n.name)
+			}
+		}
 
 		By("the domain is deleted: it goes, with its finalizer done")
 		Expect(k8s.Delete(ctx, cd)).To(Succeed())

@@ -2,8 +2,10 @@
 // kube-apiserver (envtest): the ComputeDomain controller, one IMEX daemon per
 // node (the in-process stand-in, real TCP between loopback addresses) and one
 // compute-domain kubelet plugin driver per node, as the kubelet would call it.
-// There is no kubelet or DaemonSet controller: the stories start the daemons
-// the DaemonSet would start, on the nodes the plugin labeled.
+// There is no scheduler, ResourceClaim controller, DaemonSet controller or
+// kubelet: the stories create and allocate the workload claims as those would,
+// and start the daemons the domain's DaemonSet would start, on the nodes its
+// node affinity lists.
 package formation_test
 
 import (
