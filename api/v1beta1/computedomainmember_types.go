@@ -14,10 +14,11 @@ const (
 	// ComputeDomainLabelKey labels every object a domain causes (its daemon DaemonSet, daemon claim
 	// template, ComputeDomainMember records) with the domain's UID.
 	ComputeDomainLabelKey = "resource.nvidia.com/computeDomain"
-	// ComputeDomainNodeLabelPrefix prefixes the per-domain node label: `<prefix><domain-uid>: "true"` is
-	// set on a Node by that node's compute-domain kubelet plugin while a workload claim of the domain is
-	// prepared there. The domain's DaemonSet selects nodes with that key.
-	ComputeDomainNodeLabelPrefix = "computedomain.resource.nvidia.com/"
+	// WorkloadClaimLabelKey labels the workload ResourceClaims of a domain with its UID. The controller
+	// puts it in the workload claim template's spec.metadata, so every claim generated from the template
+	// carries it; the controller watches those claims to learn on which nodes the domain's workload is
+	// allocated, and places the domain's IMEX daemons there. Nodes are never labelled.
+	WorkloadClaimLabelKey = "computedomain.resource.nvidia.com/workload-of"
 	// ComputeDomainMemberFieldOwner is the server-side apply field manager of the daemon that writes a
 	// ComputeDomainMember.
 	ComputeDomainMemberFieldOwner = "compute-domain-daemon"
@@ -33,12 +34,6 @@ const (
 	// every peer of its clique that the domain's status lists.
 	ComputeDomainMemberConditionPeersConnected = "PeersConnected"
 )
-
-// ComputeDomainNodeLabel returns the node label key that marks a node as running a workload of the
-// domain with the given UID.
-func ComputeDomainNodeLabel(domainUID types.UID) string {
-	return ComputeDomainNodeLabelPrefix + string(domainUID)
-}
 
 // ComputeDomainMemberName returns the deterministic name of the member record of a (node, domain) pair:
 // `<node>-<first 8 characters of the domain UID>`, with the node name shortened and suffixed by a hash

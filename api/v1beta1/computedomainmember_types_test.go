@@ -50,9 +50,3 @@ func TestComputeDomainMemberName(t *testing.T) {
 		})
 	}
 }
-
-func TestComputeDomainNodeLabel(t *testing.T) {
-	if diff := cmp.Diff("computedomain.resource.nvidia.com/0f3c9a7e-11", ComputeDomainNodeLabel("0f3c9a7e-11")); diff != "" {
-		t.Errorf("label (-want +got):\n%s", diff)
-	}
-}

@@ -9,10 +9,16 @@ import (
 	"os/signal"
 	"syscall"
 
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-daemon/app"
 )
 
 func main() {
+	// controller-runtime logs a few things (watch stream errors) through its process-global logger:
+	// route them to klog rather than drop them behind a warning. Components log through their own.
+	ctrllog.SetLogger(klog.Background())
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "compute-domain-daemon:", err)
 		os.Exit(1)

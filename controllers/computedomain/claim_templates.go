@@ -24,8 +24,9 @@ const (
 
 // WorkloadClaimTemplate builds the ResourceClaimTemplate named by spec.channel.resourceClaimTemplate.name
 // in the domain's namespace: one device of the channel class, with the opaque
-// ComputeDomainChannelConfig{domainID, allocationMode} for the compute-domain driver. The domain owns it,
-// so the garbage collector removes it with the domain.
+// ComputeDomainChannelConfig{domainID, allocationMode} for the compute-domain driver, and the domain's
+// WorkloadClaimLabelKey label on the claims made from it. The domain owns it, so the garbage collector
+// removes it with the domain.
 func WorkloadClaimTemplate(cd *v1beta1.ComputeDomain, cfg Config) (*resourcev1.ResourceClaimTemplate, error) {
 	mode := cd.Spec.Channel.AllocationMode
 	if mode == "" {
@@ -40,6 +41,13 @@ func WorkloadClaimTemplate(cd *v1beta1.ComputeDomain, cfg Config) (*resourcev1.R
 		return nil, err
 	}
 	t := claimTemplate(cd.Namespace, cd.Spec.Channel.ResourceClaimTemplate.Name, cd, ChannelRequestName, cfg.ChannelDeviceClass, cfg.DriverName, params)
+	// The ResourceClaim controller copies these to every claim it generates from the template: the label
+	// lets the controller watch the domain's workload claims (to place its daemons), the annotations map
+	// their events back to the domain.
+	t.Spec.ObjectMeta = metav1.ObjectMeta{
+		Labels:      map[string]string{v1beta1.WorkloadClaimLabelKey: string(cd.UID)},
+		Annotations: domainAnnotations(cd),
+	}
 	t.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cd, v1beta1.GroupVersion.WithKind("ComputeDomain"))}
 	return t, nil
 }
@@ -159,7 +167,14 @@ func (r *Reconciler) createIfMissing(ctx context.Context, want, existing client.
 	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("get: %w", err)
 	}
-	err = r.apiReader.Get(ctx, key, existing)
+	return r.createUnlessLive(ctx, want, existing)
+}
+
+// createUnlessLive returns the object named like want as the API server has it, creating want when the
+// server has none: the cache is not asked, for callers that know it is stale.
+func (r *Reconciler) createUnlessLive(ctx context.Context, want, existing client.Object) (client.Object, error) {
+	key := client.ObjectKeyFromObject(want)
+	err := r.apiReader.Get(ctx, key, existing)
 	if err == nil {
 		return existing, nil
 	}

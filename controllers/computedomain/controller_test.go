@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -67,13 +68,8 @@ var _ = Describe("ComputeDomain controller", func() {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(cd.UID)}, daemonRCT)
 		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 		Expect(daemonRCT.Spec.Spec.Devices.Requests[0].Exactly.DeviceClassName).To(Equal("compute-domain-daemon.nvidia.com"))
-		ds := &appsv1.DaemonSet{}
-		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(cd.UID)}, ds)
-		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
-		Expect(ds.Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{v1beta1.ComputeDomainNodeLabel(cd.UID): "true"}))
-		Expect(*ds.Spec.Template.Spec.ResourceClaims[0].ResourceClaimTemplateName).To(Equal(daemonRCT.Name))
-
+		Expect(rct.Spec.ObjectMeta.Labels).To(HaveKeyWithValue(v1beta1.WorkloadClaimLabelKey, string(cd.UID)),
+			"claims generated from the template must carry the domain's UID")
 		By("the finalizer and a status that says the domain waits for its workload")
 		Eventually(func(g Gomega) {
 			got := getDomain(g, ctx, cd)
@@ -82,6 +78,37 @@ var _ = Describe("ComputeDomain controller", func() {
 			g.Expect(condition(got, v1beta1.ComputeDomainConditionReady)).To(HaveField("Reason", v1beta1.ComputeDomainReasonNoWorkload))
 			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+
+		By("no DaemonSet while no workload claim is allocated")
+		dsKey := client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(cd.UID)}
+		Expect(apierrors.IsNotFound(k8s.Get(ctx, dsKey, &appsv1.DaemonSet{}))).To(BeTrue())
+
+		By("two pods bound: the DaemonSet runs a daemon on exactly their nodes")
+		claimN1 := allocateWorkloadClaim(ctx, rct, "pod-0", "gb200-r1-n01")
+		claimN2 := allocateWorkloadClaim(ctx, rct, "pod-1", "gb200-r1-n02")
+		daemonNodes := func(g Gomega) []string {
+			ds := &appsv1.DaemonSet{}
+			g.Expect(k8s.Get(ctx, dsKey, ds)).To(Succeed())
+			g.Expect(ds.Spec.UpdateStrategy.Type).To(Equal(appsv1.OnDeleteDaemonSetStrategyType))
+			g.Expect(*ds.Spec.Template.Spec.ResourceClaims[0].ResourceClaimTemplateName).To(Equal(daemonRCT.Name))
+			var nodes []string
+			for _, term := range ds.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+				nodes = append(nodes, term.MatchFields[0].Values...)
+			}
+			return nodes
+		}
+		Eventually(daemonNodes).WithTimeout(reconciled).WithPolling(poll).Should(Equal([]string{"gb200-r1-n01", "gb200-r1-n02"}))
+
+		By("the pod on n02 done: the ResourceClaim controller drops its reservation, the daemon leaves n02")
+		claimN2.Status.ReservedFor = nil
+		Expect(k8s.Status().Update(ctx, claimN2)).To(Succeed())
+		Eventually(daemonNodes).WithTimeout(reconciled).WithPolling(poll).Should(Equal([]string{"gb200-r1-n01"}))
+
+		By("the last pod gone: the DaemonSet goes")
+		Expect(k8s.Delete(ctx, claimN1)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, dsKey, &appsv1.DaemonSet{}))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(BeTrue(), "the DaemonSet outlived the workload")
 	})
 
 	It("makes a domain Ready with per-clique indices and a channel once its daemons report ready", func() {
@@ -175,11 +202,12 @@ var _ = Describe("ComputeDomain controller", func() {
 		first := createDomain(ctx, "first", ns)
 		applyMember(ctx, cdtesting.MakeMember(first, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
 		released := readyChannels(ctx, first, 1)[rack1]
-		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(first.UID)}}
-		daemonRCT := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(first.UID)}}
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ds), ds)).To(Succeed())
 		workloadRCT := &resourcev1.ResourceClaimTemplate{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "first-channel"}, workloadRCT)).To(Succeed())
+		allocateWorkloadClaim(ctx, workloadRCT, "pod-0", "r1-n07")
+		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(first.UID)}}
+		daemonRCT := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(first.UID)}}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(ds), ds) }).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 
 		By("deleting the domain while its workload still runs")
 		Expect(k8s.Delete(ctx, first)).To(Succeed())
@@ -282,6 +310,32 @@ var _ = Describe("ComputeDomain controller", func() {
 		Expect(conflicts).To(BeZero())
 	})
 })
+
+// allocateWorkloadClaim does what the ResourceClaim controller and the scheduler do for a pod that uses
+// the workload claim template: create a claim from the template (its labels and annotations included) and
+// allocate a channel slot on node, reserved for the pod.
+func allocateWorkloadClaim(ctx context.Context, rct *resourcev1.ResourceClaimTemplate, pod, node string) *resourcev1.ResourceClaim {
+	GinkgoHelper()
+	claim := &resourcev1.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: rct.Namespace, Name: pod + "-channel",
+			Labels: rct.Spec.ObjectMeta.Labels, Annotations: rct.Spec.ObjectMeta.Annotations,
+		},
+		Spec: rct.Spec.Spec,
+	}
+	Expect(k8s.Create(ctx, claim)).To(Succeed())
+	claim.Status.Allocation = &resourcev1.AllocationResult{
+		Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{
+			Request: computedomain.ChannelRequestName, Driver: computedomain.DefaultDriverName, Pool: node, Device: "channel-0",
+		}}},
+		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+		}}},
+	}
+	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod, UID: types.UID(pod + "-uid")}}
+	Expect(k8s.Status().Update(ctx, claim)).To(Succeed())
+	return claim
+}
 
 func createDomain(ctx context.Context, name, ns string) *v1beta1.ComputeDomain {
 	GinkgoHelper()

@@ -7,7 +7,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,11 +24,12 @@ const DaemonContainerName = "compute-domain-daemon"
 // never hold up a node's teardown.
 const daemonTerminationGracePeriod = 10
 
-// DaemonSet builds the domain's IMEX daemon DaemonSet in the operator namespace. It selects the nodes
-// that carry the domain's node label, which each node's compute-domain kubelet plugin sets while a
-// workload claim of the domain is prepared there, so a daemon runs exactly where the workload runs.
-// Each daemon pod gets one daemon device through the domain's daemon claim template.
-func DaemonSet(cd *v1beta1.ComputeDomain, cfg Config) *appsv1.DaemonSet {
+// DaemonSet builds the domain's IMEX daemon DaemonSet in the operator namespace, running one daemon on each
+// of nodes: the nodes where the domain's workload claims are allocated (see WorkloadNodes). The controller
+// rewrites the node list as the workload comes and goes, so no node is ever labelled. Updates are OnDelete:
+// a new node list or daemon image never restarts the IMEX daemon of a running workload; new nodes get the
+// current template. Each daemon pod gets one daemon device through the domain's daemon claim template.
+func DaemonSet(cd *v1beta1.ComputeDomain, cfg Config, nodes []string) *appsv1.DaemonSet {
 	podLabels := map[string]string{
 		ManagedByLabelKey:             ManagedByLabelValue,
 		AppLabelKey:                   DaemonAppLabelValue,
@@ -50,11 +53,12 @@ func DaemonSet(cd *v1beta1.ComputeDomain, cfg Config) *appsv1.DaemonSet {
 				AppLabelKey:                   DaemonAppLabelValue,
 				v1beta1.ComputeDomainLabelKey: string(cd.UID),
 			}},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: domainAnnotations(cd)},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            cfg.DaemonServiceAccount,
-					NodeSelector:                  map[string]string{v1beta1.ComputeDomainNodeLabel(cd.UID): "true"},
+					Affinity:                      &corev1.Affinity{NodeAffinity: onNodes(nodes)},
 					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					TerminationGracePeriodSeconds: ptr.To[int64](daemonTerminationGracePeriod),
 					ResourceClaims: []corev1.PodResourceClaim{{
@@ -88,30 +92,109 @@ func DaemonSet(cd *v1beta1.ComputeDomain, cfg Config) *appsv1.DaemonSet {
 	}
 }
 
-// ensureDaemonSet creates the domain's DaemonSet, or updates it when the fields the controller decides
-// (selector, pod template) drifted, for example after the daemon image changed. An unchanged DaemonSet
-// costs no write.
-func (r *Reconciler) ensureDaemonSet(ctx context.Context, cd *v1beta1.ComputeDomain) error {
-	want := DaemonSet(cd, r.cfg)
-	got, err := r.createIfMissing(ctx, want, &appsv1.DaemonSet{})
-	if err != nil {
-		return fmt.Errorf("DaemonSet %s/%s: %w", want.Namespace, want.Name, err)
+// onNodes is a required node affinity that matches exactly the named nodes: one term per node, since a
+// node field requirement may hold only one value (terms are ORed).
+func onNodes(nodes []string) *corev1.NodeAffinity {
+	terms := make([]corev1.NodeSelectorTerm, 0, len(nodes))
+	for _, n := range nodes {
+		terms = append(terms, corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{
+			Key: nodeNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{n},
+		}}})
 	}
-	if got == want {
+	return &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}
+}
+
+// placeDaemons makes the domain's IMEX daemons run on exactly nodes: it creates the DaemonSet for the
+// first node, rewrites its node list as nodes come and go (one merge patch per change, no optimistic lock:
+// the controller is the only writer of the spec), and deletes it after the last node leaves. The informer
+// cache lags behind the controller's own writes, so the last write of this process stands in for a cached
+// DaemonSet that is older than it: an unchanged node list costs no write, also right after a change.
+func (r *Reconciler) placeDaemons(ctx context.Context, cd *v1beta1.ComputeDomain, nodes []string) error {
+	key := client.ObjectKey{Namespace: r.cfg.OperatorNamespace, Name: DaemonSetName(cd.UID)}
+	last, haveLast := r.written.daemonSet(cd.UID)
+	existing := &appsv1.DaemonSet{}
+	found := true
+	if err := r.client.Get(ctx, key, existing); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get DaemonSet %s: %w", key, err)
+		}
+		found = false
+	}
+	if found && haveLast && last.deleted && existing.UID == last.uid {
+		found = false // deleted by us; the cache has not seen it go
+	}
+	createdUnseen := !found && haveLast && !last.deleted
+
+	if len(nodes) == 0 {
+		if !found && !createdUnseen {
+			return nil
+		}
+		uid := existing.UID
+		if !found {
+			uid = last.uid
+		}
+		return r.deleteDaemonSet(ctx, cd, key, uid)
+	}
+
+	want := DaemonSet(cd, r.cfg, nodes)
+	if !found && !createdUnseen {
+		created, err := r.createDaemonSet(ctx, want)
+		if err != nil {
+			return err
+		}
+		if created == want {
+			r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: want.UID, generation: want.Generation, nodes: nodes})
+			klog.FromContext(ctx).V(2).Info("Created DaemonSet", "daemonSet", klog.KObj(want), "nodes", len(nodes))
+			return nil
+		}
+		existing, found = created, true
+	}
+	if found && !existing.DeletionTimestamp.IsZero() {
+		return nil // its deletion brings another reconcile, which creates it anew
+	}
+	current := existing
+	if !found || (haveLast && !last.deleted && existing.UID == last.uid && existing.Generation < last.generation) {
+		// The cache has not seen this controller's last write: compare against what that write set.
+		current = DaemonSet(cd, r.cfg, last.nodes)
+	}
+	if daemonSetMatches(current, want) {
 		return nil
 	}
-	existing := got.(*appsv1.DaemonSet)
-	if daemonSetMatches(existing, want) {
-		return nil
-	}
-	updated := existing.DeepCopy()
+	base := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Spec: current.Spec}
+	base.Labels, base.Annotations = current.Labels, current.Annotations
+	updated := base.DeepCopy()
 	updated.Labels = mergeMaps(updated.Labels, want.Labels)
 	updated.Annotations = mergeMaps(updated.Annotations, want.Annotations)
+	updated.Spec.UpdateStrategy = want.Spec.UpdateStrategy
 	updated.Spec.Template = want.Spec.Template
-	if err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("update DaemonSet %s/%s: %w", want.Namespace, want.Name, err)
+	if err := r.client.Patch(ctx, updated, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("update DaemonSet %s: %w", key, err)
 	}
-	klog.FromContext(ctx).V(2).Info("Updated DaemonSet", "daemonSet", klog.KObj(updated))
+	r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: updated.UID, generation: updated.Generation, nodes: nodes})
+	klog.FromContext(ctx).V(2).Info("Updated DaemonSet", "daemonSet", klog.KObj(updated), "nodes", len(nodes))
+	return nil
+}
+
+// createDaemonSet creates want unless the API server already has a DaemonSet of that name, which it
+// returns instead. It asks the API server, not the cache, which may still show a DaemonSet this controller
+// deleted or not yet show one it created.
+func (r *Reconciler) createDaemonSet(ctx context.Context, want *appsv1.DaemonSet) (*appsv1.DaemonSet, error) {
+	got, err := r.createUnlessLive(ctx, want, &appsv1.DaemonSet{})
+	if err != nil {
+		return nil, fmt.Errorf("DaemonSet %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	return got.(*appsv1.DaemonSet), nil
+}
+
+// deleteDaemonSet deletes the domain's DaemonSet after its last workload node left; the garbage
+// collector removes its pods.
+func (r *Reconciler) deleteDaemonSet(ctx context.Context, cd *v1beta1.ComputeDomain, key client.ObjectKey, uid types.UID) error {
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if err := r.client.Delete(ctx, ds, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete DaemonSet %s: %w", key, err)
+	}
+	r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: uid, deleted: true})
+	klog.FromContext(ctx).V(2).Info("Deleted DaemonSet: the domain's workload holds no node", "daemonSet", key)
 	return nil
 }
 
@@ -122,7 +205,9 @@ func daemonSetMatches(got, want *appsv1.DaemonSet) bool {
 		return false
 	}
 	gc, wc := g.Containers[0], w.Containers[0]
-	return equality.Semantic.DeepEqual(g.NodeSelector, w.NodeSelector) &&
+	return got.Spec.UpdateStrategy.Type == want.Spec.UpdateStrategy.Type &&
+		equality.Semantic.DeepEqual(g.Affinity, w.Affinity) &&
+		equality.Semantic.DeepEqual(g.NodeSelector, w.NodeSelector) &&
 		equality.Semantic.DeepEqual(g.ResourceClaims, w.ResourceClaims) &&
 		equality.Semantic.DeepEqual(g.Tolerations, w.Tolerations) &&
 		g.ServiceAccountName == w.ServiceAccountName &&

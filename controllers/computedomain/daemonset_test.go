@@ -6,7 +6,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -15,11 +17,12 @@ import (
 
 func TestDaemonSet(t *testing.T) {
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
-	ds := DaemonSet(cd, testConfig())
+	ds := DaemonSet(cd, testConfig(), []string{"n1", "n2"})
 	pod := ds.Spec.Template.Spec
 
 	type view struct {
 		Namespace, Name string
+		UpdateStrategy  appsv1.DaemonSetUpdateStrategyType
 		NodeSelector    map[string]string
 		Claims          []corev1.PodResourceClaim
 		ContainerClaims []corev1.ResourceClaim
@@ -29,9 +32,9 @@ func TestDaemonSet(t *testing.T) {
 		Tolerations     []corev1.Toleration
 	}
 	want := view{
-		Namespace:    testOperatorNS,
-		Name:         "cd-" + testUID,
-		NodeSelector: map[string]string{"computedomain.resource.nvidia.com/" + testUID: "true"},
+		Namespace:      testOperatorNS,
+		Name:           "cd-" + testUID,
+		UpdateStrategy: appsv1.OnDeleteDaemonSetStrategyType,
 		Claims: []corev1.PodResourceClaim{{
 			Name: "daemon", ResourceClaimTemplateName: ptr.To("cd-" + testUID + "-daemon"),
 		}},
@@ -44,7 +47,7 @@ func TestDaemonSet(t *testing.T) {
 		Tolerations:    []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 	}
 	got := view{
-		Namespace: ds.Namespace, Name: ds.Name, NodeSelector: pod.NodeSelector, Claims: pod.ResourceClaims,
+		Namespace: ds.Namespace, Name: ds.Name, UpdateStrategy: ds.Spec.UpdateStrategy.Type, NodeSelector: pod.NodeSelector, Claims: pod.ResourceClaims,
 		ContainerClaims: pod.Containers[0].Resources.Claims, Image: pod.Containers[0].Image,
 		Command: pod.Containers[0].Command, Args: pod.Containers[0].Args, ServiceAccount: pod.ServiceAccountName,
 		Tolerations: pod.Tolerations,
@@ -80,7 +83,7 @@ func TestDaemonSet(t *testing.T) {
 
 func TestDaemonSetMatches(t *testing.T) {
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
-	want := DaemonSet(cd, testConfig())
+	want := DaemonSet(cd, testConfig(), []string{"n1"})
 	cases := map[string]struct {
 		mutate func(*appsv1.DaemonSet)
 		want   bool
@@ -100,6 +103,14 @@ func TestDaemonSetMatches(t *testing.T) {
 		"a changed node selector is drift": {
 			mutate: func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.NodeSelector = map[string]string{"x": "y"} },
 		},
+		"another node list is drift": {
+			mutate: func(ds *appsv1.DaemonSet) {
+				ds.Spec.Template.Spec.Affinity.NodeAffinity = onNodes([]string{"n1", "n2"})
+			},
+		},
+		"a rolling update strategy is drift": {
+			mutate: func(ds *appsv1.DaemonSet) { ds.Spec.UpdateStrategy.Type = appsv1.RollingUpdateDaemonSetStrategyType },
+		},
 		"a lost pod label is drift": {
 			mutate: func(ds *appsv1.DaemonSet) { delete(ds.Spec.Template.Labels, v1beta1.ComputeDomainLabelKey) },
 		},
@@ -112,5 +123,24 @@ func TestDaemonSetMatches(t *testing.T) {
 				t.Errorf("daemonSetMatches = %v, want %v", m, tc.want)
 			}
 		})
+	}
+}
+
+// TestDaemonSetRunsOnExactlyTheListedNodes matches the daemon pod template against nodes with the
+// scheduler's and the DaemonSet controller's own node-affinity matcher.
+func TestDaemonSetRunsOnExactlyTheListedNodes(t *testing.T) {
+	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
+	ds := DaemonSet(cd, testConfig(), []string{"rack1-n03", "rack2-n11"})
+	pod := &corev1.Pod{Spec: ds.Spec.Template.Spec}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	for node, want := range map[string]bool{"rack1-n03": true, "rack2-n11": true, "rack1-n04": false, "rack2-n1": false} {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{"kubernetes.io/hostname": "rack1-n03"}}}
+		got, err := affinity.Match(n)
+		if err != nil {
+			t.Fatalf("match %s: %v", node, err)
+		}
+		if got != want {
+			t.Errorf("daemon on node %s: %v, want %v", node, got, want)
+		}
 	}
 }

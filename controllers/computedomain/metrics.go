@@ -21,11 +21,10 @@ import (
 // Metrics are the controller's Prometheus metrics. They live in the registry passed to NewMetrics, never
 // in a process-global one, so several controllers can run in one process.
 //
-//   - computedomain_formation_seconds: from the creation of a domain's first ComputeDomainMember (the
-//     first IMEX daemon registering, which follows the first workload pod's claim being prepared on its
-//     node) to the status write that first sets Ready=True, once per domain and controller process. The
-//     time from "pod bound" to the first member is not included: watching every pod would cost the
-//     controller a cluster-wide pod cache.
+//   - computedomain_formation_seconds: from the first reconcile that sees one of the domain's workload
+//     claims allocated and reserved (its first pod bound to a node) to the status write that first sets
+//     Ready=True, once per domain and controller process. A controller that restarts during a formation
+//     does not observe that formation.
 //   - computedomain_domains{condition,status}: domains by condition type and status, at scrape time.
 //   - computedomain_controller_api_writes_total{kind,verb}: writes this controller sent to the API server.
 //   - computedomain_controller_api_conflicts_total{kind,verb}: those answered HTTP 409.
@@ -38,6 +37,8 @@ type Metrics struct {
 	conditions map[types.UID]map[string]metav1.ConditionStatus
 	names      map[types.UID]types.NamespacedName
 	formed     map[types.UID]bool
+	// placed is when the domain's workload was first seen on a node.
+	placed map[types.UID]time.Time
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -45,7 +46,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		formation: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "computedomain_formation_seconds",
-			Help:    "Seconds from a ComputeDomain's first member record to its first Ready=True status.",
+			Help:    "Seconds from a ComputeDomain's first workload pod bound to a node to its first Ready=True status.",
 			Buckets: []float64{0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300, 600},
 		}),
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -59,6 +60,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		conditions: map[types.UID]map[string]metav1.ConditionStatus{},
 		names:      map[types.UID]types.NamespacedName{},
 		formed:     map[types.UID]bool{},
+		placed:     map[types.UID]time.Time{},
 	}
 	for _, c := range []prometheus.Collector{m.formation, m.writes, m.conflicts, domainsCollector{m}} {
 		if err := reg.Register(c); err != nil {
@@ -68,9 +70,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
+// observeWorkload records when the domain's workload first holds a node: the start of its formation.
+func (m *Metrics) observeWorkload(cd *v1beta1.ComputeDomain, nodes int, now time.Time) {
+	if nodes == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.placed[cd.UID]; !ok {
+		m.placed[cd.UID] = now
+	}
+}
+
 // observeDomain records a domain's conditions after its status was written, and its formation time the
 // first time it is Ready.
-func (m *Metrics) observeDomain(cd *v1beta1.ComputeDomain, members []v1beta1.ComputeDomainMember, now time.Time) {
+func (m *Metrics) observeDomain(cd *v1beta1.ComputeDomain, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	conds := map[string]metav1.ConditionStatus{}
@@ -79,17 +93,12 @@ func (m *Metrics) observeDomain(cd *v1beta1.ComputeDomain, members []v1beta1.Com
 	}
 	m.conditions[cd.UID] = conds
 	m.names[cd.UID] = types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name}
-	if conds[v1beta1.ComputeDomainConditionReady] != metav1.ConditionTrue || m.formed[cd.UID] || len(members) == 0 {
+	start, placed := m.placed[cd.UID]
+	if conds[v1beta1.ComputeDomainConditionReady] != metav1.ConditionTrue || m.formed[cd.UID] || !placed {
 		return
 	}
 	m.formed[cd.UID] = true
-	first := members[0].CreationTimestamp.Time
-	for _, mem := range members[1:] {
-		if mem.CreationTimestamp.Before(&metav1.Time{Time: first}) {
-			first = mem.CreationTimestamp.Time
-		}
-	}
-	m.formation.Observe(now.Sub(first).Seconds())
+	m.formation.Observe(now.Sub(start).Seconds())
 }
 
 // forgetDomain drops a deleted domain.
@@ -99,6 +108,7 @@ func (m *Metrics) forgetDomain(uid types.UID) {
 	delete(m.conditions, uid)
 	delete(m.names, uid)
 	delete(m.formed, uid)
+	delete(m.placed, uid)
 }
 
 // forgetNamed drops a domain that is gone without its finalizer, by name.
@@ -110,6 +120,7 @@ func (m *Metrics) forgetNamed(name types.NamespacedName) {
 			delete(m.conditions, uid)
 			delete(m.names, uid)
 			delete(m.formed, uid)
+			delete(m.placed, uid)
 		}
 	}
 }

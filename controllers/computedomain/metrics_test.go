@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -37,21 +36,23 @@ func TestMetricsFormationAndConditions(t *testing.T) {
 	}
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	a := utiltesting.MakeComputeDomain("a", "ns").UID("uid-a").Condition(readyCondition(metav1.ConditionFalse)).Obj()
-	members := []v1beta1.ComputeDomainMember{
-		*cdtesting.MakeMember(a, "n2", "op").Created(metav1.NewTime(t0.Add(2 * time.Second))).Obj(),
-		*cdtesting.MakeMember(a, "n1", "op").Created(metav1.NewTime(t0)).Obj(),
-	}
-	m.observeDomain(a, members, t0.Add(3*time.Second)) // not Ready: no formation yet
+	m.observeWorkload(a, 0, t0.Add(-time.Second)) // no node yet: formation has not started
+	m.observeWorkload(a, 2, t0)                   // the first pods are bound: formation starts
+	m.observeWorkload(a, 4, t0.Add(time.Second))  // more nodes later do not move the start
+	m.observeDomain(a, t0.Add(3*time.Second))     // not Ready: no formation yet
 	aReady := a.DeepCopy()
 	aReady.Status.Conditions = []metav1.Condition{readyCondition(metav1.ConditionTrue)}
-	m.observeDomain(aReady, members, t0.Add(5*time.Second))
-	m.observeDomain(aReady, members, t0.Add(50*time.Second)) // formed once: not observed again
+	m.observeDomain(aReady, t0.Add(5*time.Second))
+	m.observeDomain(aReady, t0.Add(50*time.Second)) // formed once: not observed again
 	b := utiltesting.MakeComputeDomain("b", "ns").UID("uid-b").Condition(readyCondition(metav1.ConditionFalse)).Obj()
-	m.observeDomain(b, nil, t0)
+	m.observeDomain(b, t0)
+	// Ready without a workload seen by this process (a controller restarted mid-formation): not observed.
+	c := utiltesting.MakeComputeDomain("c", "ns").UID("uid-c").Condition(readyCondition(metav1.ConditionTrue)).Obj()
+	m.observeDomain(c, t0)
 
 	want := map[string]float64{
 		`computedomain_domains{condition="Ready",status="False"}`: 1,
-		`computedomain_domains{condition="Ready",status="True"}`:  1,
+		`computedomain_domains{condition="Ready",status="True"}`:  2,
 		`computedomain_formation_seconds_count`:                   1,
 		`computedomain_formation_seconds_sum`:                     5,
 	}
@@ -60,6 +61,7 @@ func TestMetricsFormationAndConditions(t *testing.T) {
 	}
 
 	m.forgetDomain("uid-a")
+	m.forgetDomain("uid-c")
 	want = map[string]float64{`computedomain_domains{condition="Ready",status="False"}`: 1}
 	if diff := cmp.Diff(want, gather(t, reg, "computedomain_domains")); diff != "" {
 		t.Errorf("metrics after the domain is gone (-want +got):\n%s", diff)

@@ -3,6 +3,7 @@ package computedomain
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
@@ -88,15 +90,21 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecor
 }
 
 // CacheByObject is the manager cache configuration the reconciler expects: claim templates and
-// DaemonSets only when this controller labeled them, DaemonSets and member records only in the operator
-// namespace. It keeps the controller's memory independent of the cluster's other workloads.
-func CacheByObject(operatorNamespace string) map[client.Object]cache.ByObject {
+// DaemonSets only when this controller labeled them, ResourceClaims only when generated from a domain's
+// workload claim template, DaemonSets and member records only in the operator namespace. It keeps the
+// controller's memory independent of the cluster's other workloads.
+func CacheByObject(operatorNamespace string) (map[client.Object]cache.ByObject, error) {
 	managed := labels.SelectorFromSet(labels.Set{ManagedByLabelKey: ManagedByLabelValue})
+	workload, err := labels.NewRequirement(v1beta1.WorkloadClaimLabelKey, selection.Exists, nil)
+	if err != nil {
+		return nil, fmt.Errorf("select workload claims: %w", err)
+	}
 	return map[client.Object]cache.ByObject{
 		&resourcev1.ResourceClaimTemplate{}: {Label: managed},
+		&resourcev1.ResourceClaim{}:         {Label: labels.NewSelector().Add(*workload)},
 		&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 		&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
-	}
+	}, nil
 }
 
 // SetupWithManager registers the member index and the controller's watches. workers is the number of
@@ -113,13 +121,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		For(&v1beta1.ComputeDomain{}).
 		Watches(&resourcev1.ResourceClaimTemplate{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
 		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
+		Watches(&resourcev1.ResourceClaim{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
 		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
 
-// domainFromAnnotations maps an object the controller created (claim templates, DaemonSet) to the domain
-// its annotations name.
+// domainFromAnnotations maps an object the controller created (claim templates, DaemonSet) or a workload
+// claim generated from its template (which copies the template's annotations) to the domain its
+// annotations name.
 func domainFromAnnotations(_ context.Context, o client.Object) []reconcile.Request {
 	ns, name := o.GetAnnotations()[DomainNamespaceAnnotation], o.GetAnnotations()[DomainNameAnnotation]
 	if ns == "" || name == "" {
@@ -169,7 +179,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	blocker, err := r.ensureWorkloadClaimTemplate(ctx, cd)
 	errs = append(errs, err)
 	errs = append(errs, r.ensureDaemonClaimTemplate(ctx, cd))
-	errs = append(errs, r.ensureDaemonSet(ctx, cd))
+	claims, err := r.workloadClaims(ctx, cd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	nodes := WorkloadNodes(claims)
+	r.metrics.observeWorkload(cd, len(nodes), r.clock.Now())
+	errs = append(errs, r.placeDaemons(ctx, cd, nodes))
 
 	members, err := r.members(ctx, cd)
 	if err != nil {
@@ -185,7 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Now:               metav1.NewTime(r.clock.Now()),
 		MaxNodesPerClique: r.cfg.MaxNodesPerClique,
 	})
-	if err := r.writeStatus(ctx, cd, status, members); err != nil {
+	if err := r.writeStatus(ctx, cd, status); err != nil {
 		return ctrl.Result{}, err
 	}
 	if blocker != nil {
@@ -233,9 +249,9 @@ func (r *Reconciler) assignChannels(cd *v1beta1.ComputeDomain, members []v1beta1
 
 // writeStatus writes the status when it changed (one merge patch, no optimistic lock: the controller is
 // the status's only writer), then records metrics and emits events for what changed.
-func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain, status v1beta1.ComputeDomainStatus, members []v1beta1.ComputeDomainMember) error {
+func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain, status v1beta1.ComputeDomainStatus) error {
 	if equality.Semantic.DeepEqual(cd.Status, status) {
-		r.metrics.observeDomain(cd, members, r.clock.Now())
+		r.metrics.observeDomain(cd, r.clock.Now())
 		return nil
 	}
 	before := cd.DeepCopy()
@@ -245,12 +261,16 @@ func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain,
 	}
 	r.written.remember(cd)
 	klog.FromContext(ctx).V(2).Info("Wrote status", "status", status.Status, "readyNodes", status.ReadyNodes, "totalNodes", status.TotalNodes)
-	r.metrics.observeDomain(cd, members, r.clock.Now())
+	r.metrics.observeDomain(cd, r.clock.Now())
 	r.emitEvents(before, cd)
 	return nil
 }
 
-// emitEvents reports transitions of the Ready and Degraded conditions and new channel assignments.
+// emitEvents reports transitions of the Ready and Degraded conditions; the Ready event names the domain's
+// IMEX channels. One event per condition transition and no more: client-go's event recorder aggregates
+// events that differ only in their note into a series, and a second one emitted while the first is
+// still being created makes it try to create the event twice (an HTTP 409 from the API server), which
+// per-clique channel events did.
 func (r *Reconciler) emitEvents(before, after *v1beta1.ComputeDomain) {
 	if r.recorder == nil {
 		return
@@ -266,7 +286,7 @@ func (r *Reconciler) emitEvents(before, after *v1beta1.ComputeDomain) {
 	if c, changed := transition(v1beta1.ComputeDomainConditionReady); changed {
 		switch {
 		case c.Status == metav1.ConditionTrue:
-			r.recorder.Eventf(after, nil, "Normal", c.Reason, "Reconcile", "ComputeDomain is Ready: %s", c.Message)
+			r.recorder.Eventf(after, nil, "Normal", c.Reason, "Reconcile", "ComputeDomain is Ready: %s; IMEX channels: %s", c.Message, channelSummary(after.Status.Cliques))
 		case meta.IsStatusConditionTrue(before.Status.Conditions, v1beta1.ComputeDomainConditionReady):
 			r.recorder.Eventf(after, nil, "Warning", c.Reason, "Reconcile", "ComputeDomain is no longer Ready: %s", c.Message)
 		}
@@ -278,17 +298,21 @@ func (r *Reconciler) emitEvents(before, after *v1beta1.ComputeDomain) {
 			r.recorder.Eventf(after, nil, "Normal", c.Reason, "Reconcile", "ComputeDomain recovered: %s", c.Message)
 		}
 	}
-	held := map[string]bool{}
-	for _, c := range before.Status.Cliques {
+}
+
+// channelSummary lists each clique's channel: "clique <id> channel <n>, ...", or "none" for a domain
+// whose nodes have no multi-node fabric.
+func channelSummary(cliques []v1beta1.ComputeDomainClique) string {
+	var parts []string
+	for _, c := range cliques {
 		if c.Channel != nil {
-			held[c.CliqueID] = true
+			parts = append(parts, fmt.Sprintf("clique %s channel %d", c.CliqueID, *c.Channel))
 		}
 	}
-	for _, c := range after.Status.Cliques {
-		if c.Channel != nil && !held[c.CliqueID] {
-			r.recorder.Eventf(after, nil, "Normal", "ChannelAssigned", "AssignChannel", "clique %s: IMEX channel %d", c.CliqueID, *c.Channel)
-		}
+	if len(parts) == 0 {
+		return "none"
 	}
+	return strings.Join(parts, ", ")
 }
 
 // finalize tears down a deleted domain.

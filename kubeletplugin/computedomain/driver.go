@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
@@ -30,10 +29,10 @@ const (
 	// below the kubelet's 45 s call timeout.
 	DefaultReadyWait = 2 * time.Second
 	maxReadyWait     = 10 * time.Second
-	// DefaultLabelSyncInterval is how often node labels are reconciled with
-	// the checkpoint and the existing domains, besides domain deletions.
-	DefaultLabelSyncInterval = time.Minute
-	readyPollInterval        = 100 * time.Millisecond
+	// DefaultCleanupInterval is how often claims whose ResourceClaim is gone
+	// are unprepared.
+	DefaultCleanupInterval = time.Minute
+	readyPollInterval      = 100 * time.Millisecond
 )
 
 // Config is the plugin's static configuration.
@@ -48,9 +47,9 @@ type Config struct {
 	HostRoot string
 	// DomainConfigRoot is the host directory under which each domain's
 	// daemon gets its IMEX config directory (<root>/<domain UID>).
-	DomainConfigRoot  string
-	ReadyWait         time.Duration
-	LabelSyncInterval time.Duration
+	DomainConfigRoot string
+	ReadyWait        time.Duration
+	CleanupInterval  time.Duration
 }
 
 // Deps are the driver's injected dependencies.
@@ -58,7 +57,6 @@ type Deps struct {
 	CDI        *cdi.Writer
 	Checkpoint *checkpoint.Store
 	Domains    DomainLookup
-	Labeler    NodeLabeler
 	// Claims may be nil: then no stale-claim cleanup runs.
 	Claims ClaimGetter
 	Clock  clock.WithTicker
@@ -73,17 +71,12 @@ type Driver struct {
 	cdi     *cdi.Writer
 	store   *checkpoint.Store
 	domains DomainLookup
-	labeler NodeLabeler
 	claims  ClaimGetter
 	clock   clock.WithTicker
 	metrics *Metrics
-	sync    chan struct{}
 
 	mu    sync.Mutex
 	state checkpoint.Checkpoint
-	// labeled are the domains whose label this node has, as far as we know:
-	// set and removed by us, read at start and on every label sync.
-	labeled map[types.UID]bool
 	// crash, when set (tests), is asked at named points of prepare and
 	// panics the call as a process crash would stop it.
 	crash func(point string) bool
@@ -94,8 +87,8 @@ type Driver struct {
 
 var _ kubeletplugin.DRAPlugin = &Driver{}
 
-// NewDriver checks the configuration, loads the checkpoint (discarding state
-// of an earlier boot) and reads the node's domain labels.
+// NewDriver checks the configuration and loads the checkpoint (discarding
+// state of an earlier boot).
 func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if cfg.DriverName == "" {
 		cfg.DriverName = DefaultDriverName
@@ -109,8 +102,8 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if cfg.ReadyWait == 0 {
 		cfg.ReadyWait = DefaultReadyWait
 	}
-	if cfg.LabelSyncInterval <= 0 {
-		cfg.LabelSyncInterval = DefaultLabelSyncInterval
+	if cfg.CleanupInterval <= 0 {
+		cfg.CleanupInterval = DefaultCleanupInterval
 	}
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
@@ -131,16 +124,15 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if !filepath.IsAbs(cfg.DomainConfigRoot) {
 		errs = append(errs, fmt.Errorf("domain config root %q must be an absolute path", cfg.DomainConfigRoot))
 	}
-	if deps.CDI == nil || deps.Checkpoint == nil || deps.Domains == nil || deps.Labeler == nil {
-		errs = append(errs, errors.New("CDI writer, checkpoint store, domain lookup and node labeler must all be set"))
+	if deps.CDI == nil || deps.Checkpoint == nil || deps.Domains == nil {
+		errs = append(errs, errors.New("CDI writer, checkpoint store and domain lookup must all be set"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("compute-domain plugin: %w", err)
 	}
 	d := &Driver{
 		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, store: deps.Checkpoint,
-		domains: deps.Domains, labeler: deps.Labeler, claims: deps.Claims, clock: deps.Clock, metrics: deps.Metrics,
-		sync: make(chan struct{}, 1), labeled: map[types.UID]bool{},
+		domains: deps.Domains, claims: deps.Claims, clock: deps.Clock, metrics: deps.Metrics,
 	}
 	state, res, err := d.store.Load()
 	if err != nil {
@@ -154,16 +146,6 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	d.state = state
 	d.updateClaimMetrics()
-	// Know the node's labels before the first prepare, so a plugin restart
-	// does not rewrite labels the node already has. Best effort: the label
-	// sync in Run reads them again.
-	if uids, err := d.labeler.DomainLabels(ctx); err != nil {
-		klog.FromContext(ctx).Error(err, "Reading the node's domain labels failed; the label sync retries")
-	} else {
-		for _, uid := range uids {
-			d.labeled[uid] = true
-		}
-	}
 	return d, nil
 }
 
@@ -181,30 +163,16 @@ func (d *Driver) SetPublisher(ctx context.Context, publish func(context.Context,
 	return d.publish(ctx, d.Resources())
 }
 
-// TriggerLabelSync asks Run to reconcile the node labels now (call it when a
-// ComputeDomain is deleted). It never blocks.
-func (d *Driver) TriggerLabelSync() {
-	select {
-	case d.sync <- struct{}{}:
-	default:
-	}
-}
-
-// Run reconciles the node's domain labels at start, on TriggerLabelSync and
-// periodically, until ctx ends; the periodic pass first cleans up claims
-// whose ResourceClaim is gone.
+// Run unprepares claims whose ResourceClaim is gone, every CleanupInterval,
+// until ctx ends.
 func (d *Driver) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx)
-	t := d.clock.NewTicker(d.cfg.LabelSyncInterval)
+	t := d.clock.NewTicker(d.cfg.CleanupInterval)
 	defer t.Stop()
 	for {
-		if err := d.SyncLabels(ctx); err != nil {
-			logger.Error(err, "Syncing the node's domain labels failed")
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-d.sync:
 		case <-t.C():
 			if err := d.CleanupStaleClaims(ctx); err != nil {
 				logger.Error(err, "Stale claim cleanup failed")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -45,7 +44,6 @@ type nodeEnv struct {
 	checkpoint string
 	configRoot string
 	domains    *fakeDomains
-	labels     *fakeLabeler
 }
 
 // newNodeEnv makes a node of the given mock NVML profile (gb200-nvl72 has a
@@ -66,7 +64,7 @@ func newNodeEnv(t testing.TB, profile string) *nodeEnv {
 	dir := t.TempDir()
 	e := &nodeEnv{t: t, clique: clique, hostRoot: filepath.Join(dir, "host"), cdiRoot: filepath.Join(dir, "cdi"),
 		checkpoint: filepath.Join(dir, "plugin", "checkpoint.json"), configRoot: filepath.Join(dir, "plugin", "domains"),
-		domains: &fakeDomains{byUID: map[types.UID]*apiv1beta1.ComputeDomain{}}, labels: &fakeLabeler{labels: map[types.UID]bool{}}}
+		domains: &fakeDomains{byUID: map[types.UID]*apiv1beta1.ComputeDomain{}}}
 	if _, err := hostroot.Fake(e.hostRoot, lib.Profile().FakeHostRootSpec(testNode)); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +79,7 @@ func (e *nodeEnv) driver() *Driver {
 	}
 	_, ctx := ktesting.NewTestContext(e.t)
 	d, err := NewDriver(ctx, Config{NodeName: testNode, CliqueID: e.clique, HostRoot: e.hostRoot, DomainConfigRoot: e.configRoot, ReadyWait: time.Millisecond},
-		Deps{CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Domains: e.domains, Labeler: e.labels})
+		Deps{CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Domains: e.domains})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -118,54 +116,6 @@ func (f *fakeDomains) DomainByUID(_ context.Context, uid types.UID) (*apiv1beta1
 		return cd.DeepCopy(), nil
 	}
 	return nil, nil
-}
-
-// fakeLabeler is the Node's domain labels; it counts writes.
-type fakeLabeler struct {
-	mu     sync.Mutex
-	labels map[types.UID]bool
-	writes int
-}
-
-func (f *fakeLabeler) DomainLabels(context.Context) ([]types.UID, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []types.UID
-	for uid := range f.labels {
-		out = append(out, uid)
-	}
-	return out, nil
-}
-
-func (f *fakeLabeler) SetDomainLabels(_ context.Context, labels map[types.UID]bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.writes++
-	for uid, set := range labels {
-		if set {
-			f.labels[uid] = true
-		} else {
-			delete(f.labels, uid)
-		}
-	}
-	return nil
-}
-
-func (f *fakeLabeler) current() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for uid := range f.labels {
-		out = append(out, string(uid))
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (f *fakeLabeler) writeCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.writes
 }
 
 // domain builds a ComputeDomain; ready lists the nodes that its status shows

@@ -20,7 +20,6 @@ const (
 type Metrics struct {
 	prepareDuration *prometheus.HistogramVec
 	prepares        *prometheus.CounterVec
-	labelWrites     prometheus.Counter
 	claims          *prometheus.GaugeVec
 }
 
@@ -35,15 +34,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		prepares: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "compute_domain_kubelet_plugin_prepares_total", Help: "Prepare calls by claim kind (channel, daemon) and outcome (prepared, waiting, refused, error).",
 		}, []string{"kind", "outcome"}),
-		labelWrites: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "compute_domain_kubelet_plugin_node_label_writes_total", Help: "API writes of the node's per-domain labels.",
-		}),
 		claims: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "compute_domain_kubelet_plugin_claims", Help: "Checkpointed claims by kind and status.",
 		}, []string{"kind", "status"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.prepareDuration, m.prepares, m.labelWrites, m.claims)
+		reg.MustRegister(m.prepareDuration, m.prepares, m.claims)
 	}
 	return m
 }

@@ -76,21 +76,18 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 			klog.KObj(claim), ErrRefused, claim.Namespace, klog.KObj(domain), domain.Namespace)
 	}
 	data := deviceData{Kind: apiv1beta1.DeviceTypeChannel, DomainUID: domain.UID}
-	// Record the claim before the first side effect (the node label), so
-	// unprepare and the label sync know about it whatever happens next.
+	// Record the claim before the first side effect (the CDI spec), so
+	// unprepare and the stale-claim cleanup know about it whatever happens
+	// next.
 	if err := d.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: d.checkpointDevices(plan, data, nil)}); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
 	d.crashPoint("prepare-started")
-	if err := d.ensureLabel(ctx, domain.UID); err != nil {
-		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
-	}
-	d.crashPoint("node-labeled")
 
 	if d.cfg.CliqueID == "" {
-		// No multi-node fabric: nothing to inject. The daemon (scheduled by
-		// the label) reports the node without a clique, and the domain's
-		// status says so.
+		// No multi-node fabric: nothing to inject. The daemon (placed by the
+		// controller where the claim is allocated) reports the node without
+		// a clique, and the domain's status says so.
 		logger.Info("Node has no multi-node NVLink fabric; prepared the channel claim with nothing injected", "domain", klog.KObj(domain))
 		return d.completeClaim(claim, plan, data, nil)
 	}

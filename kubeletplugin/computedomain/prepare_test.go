@@ -30,7 +30,6 @@ func TestPrepare(t *testing.T) {
 		err       error  // errors.Is target; nil: success
 		errText   string // substring of the error
 		view      cdi.ContainerView
-		labels    []string
 		claimSate checkpoint.Status // "" : not in the checkpoint
 	}
 	cases := map[string]struct {
@@ -49,7 +48,6 @@ func TestPrepare(t *testing.T) {
 			claim: channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
 			want: want{
 				view:      cdi.ContainerView{DeviceNodes: []string{"/dev/nvidia-caps-imex-channels/channel7"}},
-				labels:    []string{string(uidA)},
 				claimSate: checkpoint.PrepareCompleted,
 			},
 		},
@@ -62,7 +60,6 @@ func TestPrepare(t *testing.T) {
 			claim: channelClaim("w", "team-a", "claim-1", 3, uidA, apiv1beta1.AllocationModeAll),
 			want: want{
 				view:      cdi.ContainerView{DeviceNodes: []string{"/dev/nvidia-caps-imex-channels/channel0", "/dev/nvidia-caps-imex-channels/channel1", "/dev/nvidia-caps-imex-channels/channel4"}},
-				labels:    []string{string(uidA)},
 				claimSate: checkpoint.PrepareCompleted,
 			},
 		},
@@ -78,21 +75,21 @@ func TestPrepare(t *testing.T) {
 			profile: "hgx-h100-8",
 			domain:  func(c string) *apiv1beta1.ComputeDomain { return domain("a", "team-a", uidA, c, nil) },
 			claim:   channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
-			want:    want{labels: []string{string(uidA)}, claimSate: checkpoint.PrepareCompleted},
+			want:    want{claimSate: checkpoint.PrepareCompleted},
 		},
-		"a domain whose daemon is not ready here yet is a retryable wait, after labeling the node": {
+		"a domain whose daemon is not ready here yet is a retryable wait": {
 			profile: "gb200-nvl72",
 			domain: func(c string) *apiv1beta1.ComputeDomain {
 				return domain("a", "team-a", uidA, c, ptr.To[int32](7), "other-node")
 			},
 			claim: channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
-			want:  want{err: ErrWaitingForDomain, errText: "its IMEX daemon on node node-1 is not ready yet", labels: []string{string(uidA)}, claimSate: checkpoint.PrepareStarted},
+			want:  want{err: ErrWaitingForDomain, errText: "its IMEX daemon on node node-1 is not ready yet", claimSate: checkpoint.PrepareStarted},
 		},
 		"a ready node whose clique has no channel yet waits too": {
 			profile: "gb200-nvl72",
 			domain:  func(c string) *apiv1beta1.ComputeDomain { return domain("a", "team-a", uidA, c, nil, testNode) },
 			claim:   channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
-			want:    want{err: ErrWaitingForDomain, labels: []string{string(uidA)}, claimSate: checkpoint.PrepareStarted},
+			want:    want{err: ErrWaitingForDomain, claimSate: checkpoint.PrepareStarted},
 		},
 		"a domain the API does not know (yet) is a retryable wait": {
 			profile: "gb200-nvl72",
@@ -169,9 +166,6 @@ func TestPrepare(t *testing.T) {
 			if diff := cmp.Diff(wantView, view(t, e, res)); diff != "" {
 				t.Errorf("container view (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.want.labels, e.labels.current()); diff != "" {
-				t.Errorf("node labels (-want +got):\n%s", diff)
-			}
 			if got := d.state.Claims[string(tc.claim.UID)].Status; got != tc.want.claimSate {
 				t.Errorf("checkpointed claim status = %q, want %q", got, tc.want.claimSate)
 			}
@@ -227,12 +221,9 @@ func TestTwoDomainsOnOneNodeAreIsolated(t *testing.T) {
 	if res := prepare(t, d, channelClaim("steal", "team-b", "claim-c", 7, uidA, "")); !errors.Is(res.Err, ErrRefused) {
 		t.Errorf("cross-namespace claim: err = %v, want ErrRefused", res.Err)
 	}
-	if diff := cmp.Diff([]string{string(uidA), string(uidB)}, e.labels.current()); diff != "" {
-		t.Errorf("node labels (-want +got):\n%s", diff)
-	}
 }
 
-func TestPrepareIsIdempotentAndWaitsWithoutExtraWrites(t *testing.T) {
+func TestPrepareIsIdempotentAndWaitsRetryably(t *testing.T) {
 	e := newNodeEnv(t, "gb200-nvl72")
 	cd := domain("a", "team-a", uidA, e.clique, ptr.To[int32](4))
 	e.domains.set(cd)
@@ -255,9 +246,6 @@ func TestPrepareIsIdempotentAndWaitsWithoutExtraWrites(t *testing.T) {
 	again := prepare(t, d, claim)
 	if diff := cmp.Diff(first, again); diff != "" {
 		t.Errorf("repeated prepare (-first +again):\n%s", diff)
-	}
-	if got := e.labels.writeCount(); got != 1 {
-		t.Errorf("node label writes = %d, want 1 for the whole wait", got)
 	}
 }
 
@@ -286,20 +274,5 @@ func TestResourcesPublishSlotsWithClique(t *testing.T) {
 	want := []string{"channel-0 channel cluster.3", "channel-1 channel cluster.3", "daemon-0 daemon cluster.3"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("devices (-want +got):\n%s", diff)
-	}
-}
-
-func TestARestartedPluginDoesNotRewriteALabelTheNodeHas(t *testing.T) {
-	e := newNodeEnv(t, "gb200-nvl72")
-	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](4), testNode))
-	if res := prepare(t, e.driver(), channelClaim("w1", "team-a", "claim-1", 0, uidA, "")); res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	restarted := e.driver()
-	if res := prepare(t, restarted, channelClaim("w2", "team-a", "claim-2", 1, uidA, "")); res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	if got := e.labels.writeCount(); got != 1 {
-		t.Errorf("node label writes = %d, want 1", got)
 	}
 }

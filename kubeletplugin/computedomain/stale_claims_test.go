@@ -28,14 +28,12 @@ func TestCleanupStaleClaims(t *testing.T) {
 	cases := map[string]struct {
 		api        apiClaims
 		wantClaims []string
-		wantLabels []string
 	}{
 		"a claim still in the API stays prepared": {
 			api:        apiClaims{"team-a/w": "claim-1"},
 			wantClaims: []string{"claim-1"},
-			wantLabels: []string{string(uidA)},
 		},
-		"a deleted claim is unprepared and takes the label with it": {
+		"a deleted claim is unprepared": {
 			api: apiClaims{},
 		},
 		"a claim recreated under the same name is a different claim": {
@@ -61,8 +59,12 @@ func TestCleanupStaleClaims(t *testing.T) {
 			if diff := cmp.Diff(tc.wantClaims, got); diff != "" {
 				t.Errorf("checkpointed claims (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantLabels, e.labels.current()); diff != "" {
-				t.Errorf("node labels (-want +got):\n%s", diff)
+			specs, err := d.cdi.ClaimUIDs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantClaims, specs); diff != "" {
+				t.Errorf("CDI specs (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -14,9 +14,8 @@ import (
 )
 
 // UnprepareResourceClaims implements kubeletplugin.DRAPlugin. It works from
-// the checkpoint alone and never waits for the API: a deleted domain cannot
-// keep a pod from terminating. A label that cannot be removed now is removed
-// by the next label sync.
+// the checkpoint alone and never calls the API: a deleted domain cannot keep
+// a pod from terminating.
 func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -41,19 +40,12 @@ func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
 	if err := d.deleteClaim(uid); err != nil {
 		return fmt.Errorf("unprepare claim %s: %w", uid, err)
 	}
-	if data.DomainUID == "" || d.domainHasClaims(data.DomainUID, data.Kind) {
+	if data.Kind != apiv1beta1.DeviceTypeDaemon || data.DomainUID == "" || d.domainHasClaims(data.DomainUID, data.Kind) {
 		return nil
 	}
-	switch data.Kind {
-	case apiv1beta1.DeviceTypeChannel:
-		// The domain's last workload claim on this node: the daemon may go.
-		if err := d.setLabels(ctx, map[types.UID]bool{data.DomainUID: false}); err != nil {
-			logger.Error(err, "Removing the domain's node label failed; the label sync retries", "domainUID", data.DomainUID)
-		}
-	case apiv1beta1.DeviceTypeDaemon:
-		if err := os.RemoveAll(d.domainConfigDir(data.DomainUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			logger.Error(err, "Removing the domain's IMEX config directory failed", "domainUID", data.DomainUID)
-		}
+	// The domain's last daemon claim on this node: its IMEX config goes.
+	if err := os.RemoveAll(d.domainConfigDir(data.DomainUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		logger.Error(err, "Removing the domain's IMEX config directory failed", "domainUID", data.DomainUID)
 	}
 	return nil
 }

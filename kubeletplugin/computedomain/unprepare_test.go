@@ -18,26 +18,27 @@ func TestUnprepare(t *testing.T) {
 		claims      []string
 		unprepared  []string
 		deleteFirst bool // the domain is deleted before the unprepare
-		wantLabels  []string
 		wantSpecs   []string
+		// wantConfigDir: the domain's IMEX config directory is still there.
+		wantConfigDir bool
 	}{
-		"the domain's last workload claim on the node removes the label": {
+		"the claim's CDI spec and checkpoint entry go": {
 			claims: []string{"w1"}, unprepared: []string{"w1"},
 		},
-		"a second workload claim of the domain keeps the label": {
-			claims: []string{"w1", "w2"}, unprepared: []string{"w1"},
-			wantLabels: []string{string(uidA)}, wantSpecs: []string{"w2"},
+		"a second workload claim of the domain stays": {
+			claims: []string{"w1", "w2"}, unprepared: []string{"w1"}, wantSpecs: []string{"w2"},
 		},
 		"a deleted domain does not block unprepare": {
 			claims: []string{"w1", "d1"}, unprepared: []string{"w1", "d1"}, deleteFirst: true,
 		},
-		"a daemon claim going does not touch the workload's label": {
-			claims: []string{"w1", "d1"}, unprepared: []string{"d1"},
-			wantLabels: []string{string(uidA)}, wantSpecs: []string{"w1"},
+		"the domain's last daemon claim takes its IMEX config directory along": {
+			claims: []string{"w1", "d1"}, unprepared: []string{"d1"}, wantSpecs: []string{"w1"},
+		},
+		"a workload claim going leaves the daemon's config alone": {
+			claims: []string{"w1", "d1"}, unprepared: []string{"w1"}, wantSpecs: []string{"d1"}, wantConfigDir: true,
 		},
 		"a claim this node never prepared is a no-op": {
-			claims: []string{"w1"}, unprepared: []string{"unknown"},
-			wantLabels: []string{string(uidA)}, wantSpecs: []string{"w1"},
+			claims: []string{"w1"}, unprepared: []string{"unknown"}, wantSpecs: []string{"w1"},
 		},
 	}
 	for name, tc := range cases {
@@ -62,8 +63,8 @@ func TestUnprepare(t *testing.T) {
 					t.Fatalf("unprepare %s: %v", c, err)
 				}
 			}
-			if diff := cmp.Diff(tc.wantLabels, e.labels.current()); diff != "" {
-				t.Errorf("node labels (-want +got):\n%s", diff)
+			if _, err := os.Stat(d.domainConfigDir(uidA)); (err == nil) != tc.wantConfigDir {
+				t.Errorf("domain config directory: stat %v, want it there: %v", err, tc.wantConfigDir)
 			}
 			uids, err := d.cdi.ClaimUIDs()
 			if err != nil {
@@ -92,9 +93,9 @@ func typesUID(name string) types.UID { return types.UID("uid-" + name) }
 
 // A crash at any point of a prepare leaves the claim PrepareStarted; after a
 // plugin restart the kubelet's retry prepares it, or its unprepare removes
-// everything, label included.
+// everything.
 func TestCrashBetweenStartedAndCompleted(t *testing.T) {
-	for _, point := range []string{"prepare-started", "node-labeled", "cdi-written"} {
+	for _, point := range []string{"prepare-started", "cdi-written"} {
 		for _, then := range []string{"prepare", "unprepare"} {
 			t.Run(fmt.Sprintf("crash at %s, then %s", point, then), func(t *testing.T) {
 				e := newNodeEnv(t, "gb200-nvl72")
@@ -124,15 +125,9 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 					if diff := cmp.Diff([]string{"/dev/nvidia-caps-imex-channels/channel6"}, view(t, e, res).DeviceNodes); diff != "" {
 						t.Errorf("container view (-want +got):\n%s", diff)
 					}
-					if diff := cmp.Diff([]string{string(uidA)}, e.labels.current()); diff != "" {
-						t.Errorf("node labels (-want +got):\n%s", diff)
-					}
 				case "unprepare":
 					if err := unprepare(t, restarted, claim); err != nil {
 						t.Fatal(err)
-					}
-					if got := e.labels.current(); len(got) != 0 {
-						t.Errorf("node labels after unprepare = %v, want none", got)
 					}
 					if _, err := os.Stat(restarted.cdi.SpecPath("claim-1")); !os.IsNotExist(err) {
 						t.Errorf("CDI spec still there after unprepare (stat: %v)", err)
@@ -140,55 +135,5 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-func TestLabelSync(t *testing.T) {
-	cases := map[string]struct {
-		prepared     bool
-		deleteDomain bool
-		strayLabel   bool
-		removeLabel  bool
-		wantLabels   []string
-	}{
-		"a deleted domain's label goes, though its claim is still prepared": {
-			prepared: true, deleteDomain: true,
-		},
-		"a live domain with a prepared claim keeps its label": {
-			prepared: true, wantLabels: []string{string(uidA)},
-		},
-		"a label removed by someone else comes back": {
-			prepared: true, removeLabel: true, wantLabels: []string{string(uidA)},
-		},
-		"a label without a prepared claim goes (a crash after unprepare's checkpoint write)": {
-			strayLabel: true,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			e := newNodeEnv(t, "gb200-nvl72")
-			e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](6), testNode))
-			d := e.driver()
-			if tc.prepared {
-				if res := prepare(t, d, channelClaim("w", "team-a", "claim-1", 0, uidA, "")); res.Err != nil {
-					t.Fatal(res.Err)
-				}
-			}
-			if tc.strayLabel {
-				e.labels.labels[uidA] = true
-			}
-			if tc.removeLabel {
-				delete(e.labels.labels, uidA)
-			}
-			if tc.deleteDomain {
-				e.domains.remove(uidA)
-			}
-			if err := d.SyncLabels(e.ctx()); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.wantLabels, e.labels.current()); diff != "" {
-				t.Errorf("node labels (-want +got):\n%s", diff)
-			}
-		})
 	}
 }

@@ -162,6 +162,10 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 	if err != nil {
 		return err
 	}
+	byObject, err := computedomain.CacheByObject(cfg.OperatorNamespace)
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme: scheme,
 		Logger: logger,
@@ -176,7 +180,7 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
 		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                         cache.Options{ByObject: computedomain.CacheByObject(cfg.OperatorNamespace)},
+		Cache:                         cache.Options{ByObject: byObject},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,7 +20,7 @@ import (
 )
 
 // TestRunInProcess runs the binary's Run against a real API server, the way the simulated cluster runs it
-// in-process: a domain gets its DaemonSet, the metrics endpoint serves the controller's own registry, and
+// in-process: a domain gets its claim templates, the metrics endpoint serves the controller's own registry, and
 // canceling the context stops it cleanly.
 func TestRunInProcess(t *testing.T) {
 	g := NewWithT(t)
@@ -46,7 +46,7 @@ func TestRunInProcess(t *testing.T) {
 	cd := utiltesting.MakeComputeDomain("job", "team-a").Obj()
 	g.Expect(env.Client.Create(ctx, cd)).To(Succeed())
 	g.Eventually(func() error {
-		return env.Client.Get(ctx, client.ObjectKey{Namespace: "cd-operator", Name: computedomain.DaemonSetName(cd.UID)}, &appsv1.DaemonSet{})
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: "cd-operator", Name: computedomain.DaemonClaimTemplateName(cd.UID)}, &resourcev1.ResourceClaimTemplate{})
 	}).WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 
 	g.Eventually(func() (string, error) {
@@ -57,7 +57,7 @@ func TestRunInProcess(t *testing.T) {
 		defer func() { _ = resp.Body.Close() }()
 		body, err := io.ReadAll(resp.Body)
 		return string(body), err
-	}).WithTimeout(10 * time.Second).Should(ContainSubstring(`computedomain_controller_api_writes_total{kind="DaemonSet",verb="create"} 1`))
+	}).WithTimeout(10 * time.Second).Should(ContainSubstring(`computedomain_controller_api_writes_total{kind="ResourceClaimTemplate",verb="create"} 2`))
 
 	cancel()
 	g.Eventually(done).WithTimeout(20 * time.Second).Should(Receive(BeNil()))

@@ -29,10 +29,12 @@ func Run(ctx context.Context, args []string) error {
 // simulated cluster); --kubeconfig is ignored, and env replaces the process
 // environment (the plugin-injected identity, POD_*, NODE_NAME).
 func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
-	return run(ctx, args, startup.EnvLookup(env), func(*options) (client.WithWatch, error) { return newClient(rest.CopyConfig(restConfig)) })
+	return run(ctx, args, startup.EnvLookup(env), func(ctx context.Context, _ *options) (client.WithWatch, error) {
+		return newClient(ctx, rest.CopyConfig(restConfig))
+	})
 }
 
-type clientFactory func(*options) (client.WithWatch, error)
+type clientFactory func(context.Context, *options) (client.WithWatch, error)
 
 func run(ctx context.Context, args []string, lookup func(string) (string, bool), factory clientFactory) error {
 	o, err := parse(args, lookup)
@@ -43,14 +45,16 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if factory == nil {
 		factory = clientFromKubeconfig
 	}
-	c, err := factory(o)
+	c, err := factory(ctx, o)
 	if err != nil {
 		return err
 	}
 	return serve(ctx, o, c)
 }
 
-func newClient(cfg *rest.Config) (client.WithWatch, error) {
+// newClient builds the daemon's client; it logs through ctx's logger, never
+// controller-runtime's process-global one.
+func newClient(ctx context.Context, cfg *rest.Config) (client.WithWatch, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -58,15 +62,15 @@ func newClient(cfg *rest.Config) (client.WithWatch, error) {
 	if err := v1beta1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme, Log: klog.FromContext(ctx).WithName("client")})
 }
 
-func clientFromKubeconfig(o *options) (client.WithWatch, error) {
+func clientFromKubeconfig(ctx context.Context, o *options) (client.WithWatch, error) {
 	cfg, err := startup.RestConfig(o.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	return newClient(cfg)
+	return newClient(ctx, cfg)
 }
 
 // serve wires the daemon: the domain watch, IMEX (a process or the in-process

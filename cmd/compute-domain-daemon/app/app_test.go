@@ -100,7 +100,7 @@ func TestRunWritesItsMemberAndReportsReady(t *testing.T) {
 	args := []string{"--imex-binary=" + InProcessIMEX, "--config-dir=" + t.TempDir()}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, args, envOf(daemonEnv(ip)), func(*options) (client.WithWatch, error) { return c, nil })
+		done <- run(ctx, args, envOf(daemonEnv(ip)), func(context.Context, *options) (client.WithWatch, error) { return c, nil })
 	}()
 
 	key := client.ObjectKey{Namespace: "nvidia-dra", Name: v1beta1.ComputeDomainMemberName("gb200-0", types.UID("uid-1"))}

@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
@@ -40,14 +39,14 @@ func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, 
 	return run(ctx, args, startup.EnvLookup(env), func(*options) (*cluster, error) { return clusterFromConfig(rest.CopyConfig(restConfig)) })
 }
 
-// cluster is the plugin's view of the API: a clientset for the node label
-// and the kubelet helper, and the ComputeDomains from a local cache.
+// cluster is the plugin's view of the API: a clientset for the kubelet
+// helper and the stale-claim cleanup, and the ComputeDomains from a local
+// cache.
 type cluster struct {
 	kube    kubernetes.Interface
 	domains computedomain.DomainLookup
-	// start starts the domain cache, with onDelete called for every deleted
-	// domain, and returns once it is synced.
-	start func(ctx context.Context, onDelete func()) error
+	// start starts the domain cache and returns once it is synced.
+	start func(ctx context.Context) error
 }
 
 type clusterFactory func(*options) (*cluster, error)
@@ -110,15 +109,8 @@ func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ComputeDomain cache: %w", err)
 	}
-	start := func(ctx context.Context, onDelete func()) error {
+	start := func(ctx context.Context) error {
 		if err := domains.IndexField(ctx, &v1beta1.ComputeDomain{}, computedomain.DomainUIDIndex, computedomain.IndexDomainUID); err != nil {
-			return fmt.Errorf("ComputeDomain cache: %w", err)
-		}
-		informer, err := domains.GetInformer(ctx, &v1beta1.ComputeDomain{})
-		if err != nil {
-			return fmt.Errorf("ComputeDomain cache: %w", err)
-		}
-		if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { onDelete() }}); err != nil {
 			return fmt.Errorf("ComputeDomain cache: %w", err)
 		}
 		go func() {
@@ -157,14 +149,13 @@ func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c
 		CDI:        writer,
 		Checkpoint: checkpoint.NewStore(filepath.Join(dopts.PluginDataDir(), "checkpoint.json"), bootID),
 		Domains:    c.domains,
-		Labeler:    computedomain.ClientNodeLabeler{Client: c.kube, NodeName: o.NodeName},
 		Claims:     draplugin.ClaimClient{Client: c.kube},
 		Metrics:    computedomain.NewMetrics(registry),
 	})
 	if err != nil {
 		return err
 	}
-	if err := c.start(ctx, driver.TriggerLabelSync); err != nil {
+	if err := c.start(ctx); err != nil {
 		return err
 	}
 

@@ -10,10 +10,16 @@ import (
 	"os/signal"
 	"syscall"
 
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/computedomain-operator/computedomain-operator/e2e/cmd/simcluster/app"
 )
 
 func main() {
+	// controller-runtime logs a few things (watch stream errors) through its process-global logger:
+	// route them to klog rather than drop them behind a warning. Components log through their own.
+	ctrllog.SetLogger(klog.Background())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

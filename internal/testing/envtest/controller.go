@@ -28,12 +28,16 @@ const ControllerWorkers = 4
 // ends the manager and returns what its Start returned.
 func (e *Env) StartController(ctx context.Context, operatorNamespace string, reg prometheus.Registerer) (stop func() error, err error) {
 	logger := klog.FromContext(ctx)
+	byObject, err := computedomain.CacheByObject(operatorNamespace)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:     e.Scheme,
 		Logger:     logger,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:      cache.Options{ByObject: computedomain.CacheByObject(operatorNamespace)},
+		Cache:      cache.Options{ByObject: byObject},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

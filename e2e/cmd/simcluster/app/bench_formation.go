@@ -176,7 +176,6 @@ func (b formationBench) teardown(ctx context.Context, name string, uid any) erro
 	if err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return err
 	}
-	nodeLabel := cdv1beta1.ComputeDomainNodeLabelPrefix + fmt.Sprint(uid)
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, b.timeout, true, func(ctx context.Context) (bool, error) {
 		if _, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return false, nil
@@ -189,8 +188,10 @@ func (b formationBench) teardown(ctx context.Context, name string, uid any) erro
 		if err != nil || len(daemons.Items) > 0 {
 			return false, nil
 		}
-		nodes, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: nodeLabel})
-		return err == nil && len(nodes.Items) == 0, nil
+		sets, err := b.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
+			LabelSelector: cdv1beta1.ComputeDomainLabelKey + "=" + fmt.Sprint(uid),
+		})
+		return err == nil && len(sets.Items) == 0, nil
 	})
 	if err != nil {
 		return fmt.Errorf("domain %s not torn down within %s: %w", name, b.timeout, err)

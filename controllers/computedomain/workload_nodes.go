@@ -1,0 +1,63 @@
+package computedomain
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// nodeNameField is the node field a node-local allocation's node selector matches on.
+const nodeNameField = "metadata.name"
+
+// workloadClaims lists the domain's workload claims: those generated from its workload claim template,
+// which carry the template's WorkloadClaimLabelKey label.
+func (r *Reconciler) workloadClaims(ctx context.Context, cd *v1beta1.ComputeDomain) ([]resourcev1.ResourceClaim, error) {
+	var list resourcev1.ResourceClaimList
+	if err := r.client.List(ctx, &list, client.InNamespace(cd.Namespace),
+		client.MatchingLabels{v1beta1.WorkloadClaimLabelKey: string(cd.UID)}); err != nil {
+		return nil, fmt.Errorf("list workload ResourceClaims of %s: %w", klog.KObj(cd), err)
+	}
+	return list.Items, nil
+}
+
+// WorkloadNodes returns, sorted and without repeats, the nodes on which the domain's workload claims are
+// allocated and reserved for a consumer: the nodes its pods are bound to. A claim counts from the moment
+// the scheduler allocates it (before the kubelet prepares it, so the daemon starts while the pod's other
+// claims are being prepared) until the ResourceClaim controller removes the last reservation, when its pod
+// is done or deleted.
+func WorkloadNodes(claims []resourcev1.ResourceClaim) []string {
+	var nodes []string
+	for i := range claims {
+		c := &claims[i]
+		if c.Status.Allocation == nil || len(c.Status.ReservedFor) == 0 {
+			continue
+		}
+		if node, ok := allocatedNode(c.Status.Allocation.NodeSelector); ok {
+			nodes = append(nodes, node)
+		}
+	}
+	slices.Sort(nodes)
+	return slices.Compact(nodes)
+}
+
+// allocatedNode returns the node an allocation is bound to. An allocation of node-local devices (every
+// compute-domain device is: the plugin publishes one slice per node) carries a node selector with one
+// term holding one `metadata.name In [<node>]` field requirement; anything else names no single node.
+func allocatedNode(sel *corev1.NodeSelector) (string, bool) {
+	if sel == nil || len(sel.NodeSelectorTerms) != 1 {
+		return "", false
+	}
+	for _, req := range sel.NodeSelectorTerms[0].MatchFields {
+		if req.Key == nodeNameField && req.Operator == corev1.NodeSelectorOpIn && len(req.Values) == 1 {
+			return req.Values[0], true
+		}
+	}
+	return "", false
+}
