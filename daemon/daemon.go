@@ -13,6 +13,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
 )
 
 // Defaults of the daemon loop.
@@ -71,10 +72,15 @@ type Daemon struct {
 
 	specApplied bool
 	written     *v1beta1.ComputeDomainMemberStatus
-	started     time.Time
-	peerSet     map[string]bool
-	joining     map[string]time.Time
-	lastStarts  int
+	// tookOver is set when this daemon found its predecessor's report: it
+	// is a restart, and its IMEX process is a new one. restartReported is
+	// when it first reported that.
+	tookOver        bool
+	restartReported time.Time
+	started         time.Time
+	peerSet         map[string]bool
+	joining         map[string]time.Time
+	lastStarts      int
 }
 
 // New checks the options and returns a daemon.
@@ -188,6 +194,7 @@ func (d *Daemon) sync(ctx context.Context) {
 		if m, err := d.record.Get(ctx); err == nil && len(m.Status.Conditions) > 0 && d.written == nil {
 			st := m.Status
 			d.written = &st
+			d.tookOver = true
 		}
 	}
 
@@ -206,10 +213,12 @@ func (d *Daemon) sync(ctx context.Context) {
 	now := d.opts.Now()
 	d.trackJoins(ctx, peers, now)
 
-	obs := Observation{Running: d.supervisor.Running(), Peers: peers, Self: d.self.IPAddress, Joining: map[string]bool{}}
-	for a := range d.joining {
-		obs.Joining[a] = true
-	}
+	// A restart is reported, and held for one probe interval, however fast
+	// the new IMEX process is ready: the records' readers are level-based
+	// and would not see a shorter interruption, nor would the domain
+	// tell that its node's IMEX (and the imports of its workload) restarted.
+	restarting := d.tookOver && (d.restartReported.IsZero() || now.Sub(d.restartReported) < d.opts.ProbeInterval)
+	obs := Observation{Running: d.supervisor.Running(), Restarted: restarting, Peers: peers, Self: d.self.IPAddress, Joining: map[string]bool{}}
 	if obs.Running {
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		obs.State, err = d.opts.Prober.Probe(pctx)
@@ -218,12 +227,22 @@ func (d *Daemon) sync(ctx context.Context) {
 			logger.V(2).Info("Probing IMEX failed", "err", err)
 		}
 	}
+	for a := range d.joining {
+		// The join grace ends when the peer connects: losing it afterwards
+		// is a loss, however soon after it joined.
+		if obs.State.Peers[a] == imexstandin.PeerConnected {
+			delete(d.joining, a)
+			continue
+		}
+		obs.Joining[a] = true
+	}
 	var prev []metav1.Condition
 	if d.written != nil {
 		prev = d.written.Conditions
 	}
 	status := MemberStatus(obs, prev, now)
 	if d.written != nil && SameStatus(*d.written, status) {
+		d.noteRestartReported(restarting, now)
 		return
 	}
 	if ctx.Err() != nil {
@@ -240,7 +259,15 @@ func (d *Daemon) sync(ctx context.Context) {
 		return
 	}
 	d.written = &status
+	d.noteRestartReported(restarting, now)
 	logger.Info("Reported IMEX state", "ready", status.Ready, "peers", len(peers)-1, "conditions", status.Conditions)
+}
+
+// noteRestartReported starts the restart's hold once the record says it.
+func (d *Daemon) noteRestartReported(restarting bool, now time.Time) {
+	if restarting && d.restartReported.IsZero() {
+		d.restartReported = now
+	}
 }
 
 // trackJoins pushes the peer list to IMEX and remembers, for the grace

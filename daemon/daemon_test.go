@@ -23,6 +23,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
 	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -313,3 +314,86 @@ var cmpSortStrings = cmp.Transformer("sort", func(in []string) []string {
 	}
 	return out
 })
+
+func TestAPeerLostSoonAfterItConnectedIsReported(t *testing.T) {
+	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000003").Obj()
+	c := newFakeClient(t, cd)
+	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: 5}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go ctrl.run(ctx, t)
+	ips := loopbackIPs(2)
+	// A join grace longer than the test: only a peer that never connected
+	// may use it.
+	longGrace := func(o *Options) { o.JoinGrace = time.Hour }
+	startDaemon(t, c, ctrl, cd, "gb200-0", ips[0], "cluster-c.1", longGrace)
+	n1 := startDaemon(t, c, ctrl, cd, "gb200-1", ips[1], "cluster-c.1", longGrace)
+	waitForDomain(t, c, ctrl.key, "Ready with 2 nodes", func(cd *v1beta1.ComputeDomain) bool {
+		return cd.Status.Status == v1beta1.ComputeDomainStatusReady && cd.Status.ReadyNodes == 2
+	})
+	// The domain is Ready before the daemons learn of each other; wait until
+	// node 0's IMEX is connected to node 1 and its daemon has probed since.
+	prober := StandinProber{CmdAddress: fmt.Sprintf("%s:%d", ips[0], IMEXCommandPort)}
+	deadline := time.Now().Add(eventually)
+	for {
+		st, err := prober.Probe(ctx)
+		if err == nil && st.Peers[ips[1]] == imexstandin.PeerConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 0's IMEX never connected to node 1: %+v, %v", st, err)
+		}
+		time.Sleep(poll)
+	}
+	time.Sleep(4 * 50 * time.Millisecond) // four of the daemons' probe intervals
+
+	// Node 1's daemon goes away, its record still saying ready: node 0
+	// reports the lost connection although node 1 joined moments ago.
+	n1.stop()
+	waitForDomain(t, c, ctrl.key, "Degraded naming gb200-1 as node 0's lost peer", func(cd *v1beta1.ComputeDomain) bool {
+		d := condition(cd, v1beta1.ComputeDomainConditionDegraded)
+		return d.Status == metav1.ConditionTrue && d.Reason == v1beta1.ComputeDomainReasonPeersLost &&
+			strings.Contains(d.Message, "node gb200-0 (PeersConnected=False PeersNotConnected: not connected to 1 of 1 peers: gb200-1 ("+ips[1]+"))")
+	})
+}
+
+func TestARestartedDaemonReportsTheRestartBeforeItIsReadyAgain(t *testing.T) {
+	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000004").Obj()
+	c := newFakeClient(t, cd)
+	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: 6}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go ctrl.run(ctx, t)
+	ips := loopbackIPs(2)
+	n0 := startDaemon(t, c, ctrl, cd, "gb200-0", ips[0], "cluster-d.1")
+	startDaemon(t, c, ctrl, cd, "gb200-1", ips[1], "cluster-d.1")
+	waitForDomain(t, c, ctrl.key, "Ready with 2 nodes", func(cd *v1beta1.ComputeDomain) bool {
+		return cd.Status.Status == v1beta1.ComputeDomainStatusReady && cd.Status.ReadyNodes == 2
+	})
+
+	// Node 0's daemon exits and its container restarts at once (the same
+	// pod, so the same record): its new IMEX is ready and connected within
+	// a probe, yet the record says the restart, for one probe interval.
+	n0.stop()
+	holdFor := 400 * time.Millisecond
+	restarted := startDaemon(t, c, ctrl, cd, "gb200-0", ips[0], "cluster-d.1", func(o *Options) { o.ProbeInterval = holdFor })
+	waitForDomain(t, c, ctrl.key, "Degraded naming gb200-0's restart", func(cd *v1beta1.ComputeDomain) bool {
+		d := condition(cd, v1beta1.ComputeDomainConditionDegraded)
+		return d.Status == metav1.ConditionTrue && d.Reason == v1beta1.ComputeDomainReasonDaemonLost &&
+			strings.Contains(d.Message, "node gb200-0 (IMEXReady=False IMEXRestarted: ")
+	})
+	waitForDomain(t, c, ctrl.key, "Ready and not Degraded after the restart", func(cd *v1beta1.ComputeDomain) bool {
+		return cd.Status.Status == v1beta1.ComputeDomainStatusReady && cd.Status.ReadyNodes == 2 &&
+			condition(cd, v1beta1.ComputeDomainConditionDegraded).Status == metav1.ConditionFalse
+	})
+	var after v1beta1.ComputeDomainMember
+	if err := c.Get(ctx, restarted.daemon.Record().Key(), &after); err != nil {
+		t.Fatal(err)
+	}
+	if !after.Status.Ready {
+		t.Errorf("restarted daemon's record is not ready: %+v", after.Status.Conditions)
+	}
+	if w := restarted.daemon.Record().Writes(); w != 3 {
+		t.Errorf("restarted daemon made %d API writes, want 3 (spec, the restart, ready)", w)
+	}
+}

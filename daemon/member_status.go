@@ -16,6 +16,7 @@ const (
 	ReasonIMEXReady       = "IMEXReady"
 	ReasonIMEXNotRunning  = "IMEXNotRunning"
 	ReasonIMEXNotReady    = "IMEXNotReady"
+	ReasonIMEXRestarted   = "IMEXRestarted"
 	ReasonPeersConnected  = "AllPeersConnected"
 	ReasonPeersMissing    = "PeersNotConnected"
 	ReasonPeersUnknown    = "PeersNotReported"
@@ -27,6 +28,9 @@ const (
 type Observation struct {
 	// Running tells whether the supervisor has a process up.
 	Running bool
+	// Restarted is set while the daemon reports that it (and with it its
+	// IMEX process) restarted after an exit: not ready, whatever IMEX says.
+	Restarted bool
 	// State is the probe's answer (zero when not running).
 	State IMEXState
 	// Peers is the ensemble from the domain's status, self included.
@@ -44,6 +48,8 @@ func MemberStatus(obs Observation, prev []metav1.Condition, now time.Time) v1bet
 	conds := append([]metav1.Condition(nil), prev...)
 	imex := metav1.Condition{Type: v1beta1.ComputeDomainMemberConditionIMEXReady}
 	switch {
+	case obs.Restarted:
+		imex.Status, imex.Reason, imex.Message = metav1.ConditionFalse, ReasonIMEXRestarted, "the daemon restarted after an exit, and with it the IMEX process (reported for at least one probe interval)"
 	case !obs.Running:
 		imex.Status, imex.Reason, imex.Message = metav1.ConditionFalse, ReasonIMEXNotRunning, "the IMEX process is not running (starting or restarting after an exit)"
 	case !obs.State.Ready:

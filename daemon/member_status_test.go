@@ -35,6 +35,11 @@ func TestMemberStatus(t *testing.T) {
 			obs:  Observation{Running: false, Peers: peers, Self: "10.0.0.1"},
 			want: cond{ReasonIMEXNotRunning, ReasonWaitingForIMEX},
 		},
+		"a restarted daemon is not ready while it reports the restart, even with IMEX ready and connected": {
+			obs:  Observation{Running: true, Restarted: true, State: IMEXState{Ready: true, Peers: connected}, Peers: peers, Self: "10.0.0.1"},
+			prev: ready,
+			want: cond{ReasonIMEXRestarted, ReasonWaitingForIMEX},
+		},
 		"IMEX running but not answering READY": {
 			obs:  Observation{Running: true, State: IMEXState{}, Peers: peers, Self: "10.0.0.1"},
 			want: cond{ReasonIMEXNotReady, ReasonWaitingForIMEX},

@@ -1,19 +1,24 @@
 package suite
 
 import (
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 )
@@ -95,7 +100,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 })
 
 var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func() {
-	It("gets the daemon restarted by the node and is Ready again with both nodes", func(ctx SpecContext) {
+	It("goes Degraded naming the node, gets the daemon restarted by the node and is Ready again with both nodes", func(ctx SpecContext) {
 		requireSimulated("killing a daemon container")
 		if _, err := env.client.Discovery().ServerResourcesForGroupVersion("resource.nvidia.com/v1beta1"); err != nil {
 			Skip("ComputeDomains are not installed in this cluster: " + err.Error())
@@ -104,8 +109,9 @@ var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func()
 		Expect(err).NotTo(HaveOccurred())
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
+		const domain = "imex-pods"
 		domainReady := func(g Gomega) {
-			cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "imex-pods", metav1.GetOptions{})
+			cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, domain, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
 			g.Expect(status).To(Equal("Ready"), func() string { return podsSummary(ctx, ns) })
@@ -114,22 +120,34 @@ var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func()
 			for _, n := range nodes {
 				g.Expect(n).To(HaveKeyWithValue("status", "Ready"))
 			}
+			degraded, err := conditionOf(cd, cdv1beta1.ComputeDomainConditionDegraded)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(degraded).NotTo(BeNil(), "status.conditions has a Degraded condition")
+			g.Expect(degraded.Status).To(Equal(metav1.ConditionFalse), "Degraded: %s %s", degraded.Reason, degraded.Message)
 		}
 		Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 		pod := runningPod(ctx, ns, "imex-pod-0")
+		node := pod.Spec.NodeName
 
-		By("killing the IMEX daemon container on " + pod.Spec.NodeName)
 		var daemon corev1.Pod
 		Eventually(ctx, func(g Gomega) {
 			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
-				FieldSelector: "spec.nodeName=" + pod.Spec.NodeName,
+				FieldSelector: "spec.nodeName=" + node,
 			})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(daemons.Items).To(HaveLen(1))
 			g.Expect(daemons.Items[0].Status.Phase).To(Equal(corev1.PodRunning))
 			daemon = daemons.Items[0]
 		}).WithTimeout(podStartTimeout).Should(Succeed())
-		Expect(env.sim.KillContainer(pod.Spec.NodeName, daemon.Namespace, daemon.Name, daemon.Spec.Containers[0].Name)).To(Succeed())
+
+		// The Degraded window lasts from the crash until the restarted
+		// daemon and its peers report ready again (about a second here):
+		// too short to poll for, so a watch started now logs every version.
+		By("watching the domain's Degraded condition from before the crash")
+		degradedLog := watchCondition(ctx, dyn, computeDomainsGVR, ns, domain, cdv1beta1.ComputeDomainConditionDegraded)
+
+		By("killing the IMEX daemon container on " + node)
+		Expect(env.sim.KillContainer(node, daemon.Namespace, daemon.Name, daemon.Spec.Containers[0].Name)).To(Succeed())
 
 		By("waiting for the restart and the domain's recovery")
 		Eventually(ctx, func(g Gomega) {
@@ -142,5 +160,59 @@ var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func()
 			g.Expect(cs.LastTerminationState.Terminated.ExitCode).To(BeEquivalentTo(137))
 		}).WithTimeout(podStartTimeout).Should(Succeed())
 		Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+
+		By("checking that the domain went Degraded naming " + node + " and then recovered")
+		// The message names each lost node with its cause: the killed node
+		// itself ("node N (IMEXReady=False ...)", DaemonLost) or a surviving
+		// peer whose stand-in IMEX lost the connection ("... not connected to
+		// 1 of 1 peers: N (address)", PeersLost). Either way N is followed by
+		// " (", which tells n01 from n010.
+		namesNode := MatchRegexp(`(^|[\s,:])` + regexp.QuoteMeta(node) + ` \(`)
+		degradedNamingNode := SatisfyAll(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", BeElementOf(cdv1beta1.ComputeDomainReasonDaemonLost, cdv1beta1.ComputeDomainReasonPeersLost)),
+			HaveField("Message", namesNode),
+		)
+		Eventually(func(g Gomega) {
+			g.Expect(degradedLog.Errors()).To(BeEmpty(), "watch of the domain")
+			seen := degradedLog.Seen()
+			first := slices.IndexFunc(seen, func(c metav1.Condition) bool { return c.Status == metav1.ConditionTrue })
+			g.Expect(first).To(BeNumerically(">", 0), "Degraded was False before the crash and then True\n%s", degradedLog)
+			g.Expect(seen[0].Status).To(Equal(metav1.ConditionFalse), "%s", degradedLog)
+			g.Expect(seen).To(ContainElement(degradedNamingNode), "%s", degradedLog)
+			g.Expect(seen[len(seen)-1].Status).To(Equal(metav1.ConditionFalse), "Degraded is False again after the recovery\n%s", degradedLog)
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		AddReportEntry("Degraded conditions seen", degradedLog.String())
+
+		By("checking the Warning event that the domain is degraded, naming " + node)
+		Eventually(ctx, func(g Gomega) {
+			events, err := env.client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			var ofDomain []eventsv1.Event
+			for _, e := range events.Items {
+				if e.Regarding.Kind == "ComputeDomain" && e.Regarding.Name == domain {
+					ofDomain = append(ofDomain, e)
+				}
+			}
+			g.Expect(ofDomain).To(ContainElement(SatisfyAll(
+				HaveField("Type", corev1.EventTypeWarning),
+				HaveField("Reason", BeElementOf(cdv1beta1.ComputeDomainReasonDaemonLost, cdv1beta1.ComputeDomainReasonPeersLost)),
+				HaveField("Note", SatisfyAll(HavePrefix("ComputeDomain is degraded: "), namesNode)),
+			)), "events regarding ComputeDomain %s/%s: %s", ns, domain, eventNotes(ofDomain))
+			g.Expect(ofDomain).To(ContainElement(SatisfyAll(
+				HaveField("Type", corev1.EventTypeNormal),
+				HaveField("Reason", cdv1beta1.ComputeDomainReasonHealthy),
+				HaveField("Note", HavePrefix("ComputeDomain recovered: ")),
+			)), "events regarding ComputeDomain %s/%s: %s", ns, domain, eventNotes(ofDomain))
+		}).WithTimeout(podStartTimeout).Should(Succeed())
 	})
 })
+
+// eventNotes lists events for failure messages.
+func eventNotes(events []eventsv1.Event) string {
+	var parts []string
+	for _, e := range events {
+		parts = append(parts, fmt.Sprintf("%s %s: %s", e.Type, e.Reason, e.Note))
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
+}
