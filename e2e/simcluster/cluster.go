@@ -71,6 +71,7 @@ type Timing struct {
 // Cluster is a running simulated cluster.
 type Cluster struct {
 	cfg        Config
+	addresses  *addressBlock
 	dir        string
 	ownsDir    bool
 	tb         *componentTB
@@ -146,19 +147,25 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	configureGlobalKlog()
 	logger := klog.FromContext(ctx)
 	c := &Cluster{cfg: cfg, dir: cfg.Dir}
-	if c.dir == "" {
-		if c.dir, err = os.MkdirTemp("", "sc"); err != nil {
-			return nil, err
-		}
-		c.ownsDir = true
-	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return nil, err
-	}
 	defer func() {
 		if err != nil {
 			c.Stop()
 		}
 	}()
+	// Before anything binds an address: the block keeps other simulated
+	// clusters on this machine off the node and pod IPs until Stop.
+	if c.addresses, err = acquireAddressBlock(os.TempDir(), cfg.Topology.AddressOctets(), cfg.Topology.NodeCount()); err != nil {
+		return nil, fmt.Errorf("reserve loopback addresses: %w", err)
+	}
+	logger.V(1).Info("Address block held", "addresses", c.addresses.String(), "lockDir", os.TempDir())
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "sc"); err != nil {
+			return nil, err
+		}
+		c.ownsDir = true
+	} else if err = os.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, err
+	}
 	c.tb = newComponentTB("simcluster", c.dir, logger.WithName("control-plane"))
 	runCtx, cancel := context.WithCancel(klog.NewContext(context.Background(), componentLogger()))
 	c.cancel = cancel
@@ -168,7 +175,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		logger.V(1).Info("Startup phase done", "phase", name, "duration", time.Since(start))
 	}
 	t := time.Now()
-	if c.etcd, err = startEtcd(ctx, c.dir); err != nil {
+	if c.etcd, err = startEtcd(ctx, c.dir, c.addresses.controlPlaneIP()); err != nil {
 		return nil, err
 	}
 	phase("etcd", t)
@@ -255,7 +262,7 @@ func (c *Cluster) installDeviceClasses(ctx context.Context, applier *Applier) er
 }
 
 func (c *Cluster) startNodes(ctx, runCtx context.Context) error {
-	specs, err := c.cfg.Topology.Nodes()
+	specs, err := c.cfg.Topology.Nodes(c.addresses.base)
 	if err != nil {
 		return err
 	}
@@ -469,7 +476,8 @@ func (c *Cluster) node(name string) (*simNode, error) {
 	return nil, fmt.Errorf("node %q is not part of the simulated cluster", name)
 }
 
-// Stop shuts everything down in reverse order and removes a temporary Dir.
+// Stop shuts everything down in reverse order, removes a temporary Dir and
+// gives the cluster's loopback addresses back.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
 		for _, n := range c.nodes {
@@ -508,6 +516,10 @@ func (c *Cluster) Stop() {
 		}
 		if c.ownsDir {
 			_ = os.RemoveAll(c.dir)
+		}
+		// Last: nothing of the cluster listens on its addresses any more.
+		if c.addresses != nil {
+			c.addresses.release()
 		}
 	})
 }

@@ -9,7 +9,7 @@
 //     lifecycle, ...), each started through its own cmd/.../app package;
 //   - nodes (package topology for the shape): a Node with capacity, labels
 //     (hostname, the clique the mock NVML reports) and a loopback address
-//     127.0.x.y, a host root <Dir>/n/<node> with the mock's fake /dev, /proc
+//     127.0.A.B (its pods get 127.A.B.x), a host root <Dir>/n/<node> with the mock's fake /dev, /proc
 //     and /sys, and a node agent (package nodeagent) in the kubelet's role;
 //   - the operator: the GPU kubelet plugin on every node (GPUPluginComponent,
 //     mock NVML) or the test driver (TestDriverComponent); with
@@ -22,6 +22,12 @@
 // Stop shuts everything down. The control plane's own logs (process-global
 // klog) are off unless SIMCLUSTER_KLOG=<verbosity> is set. The feature gates
 // are process-global, so one process runs one cluster at a time.
+//
+// Clusters in different processes on one machine run side by side: Start
+// takes a free block of third octets A for the node and pod addresses (and
+// etcd) by holding flocks on $TMPDIR/simcluster-addresses-<A>.lock until
+// Stop or the process's end, and fails naming the holders when no block is
+// free. The IMEX stand-ins' fixed ports thus never collide across clusters.
 //
 // The command e2e/cmd/simcluster wraps this package (`up`, `demo`), and the
 // Ginkgo suite in e2e/suite runs on it.

@@ -22,23 +22,21 @@ type embeddedEtcd struct {
 	Storage *storagebackend.Config
 }
 
-// startEtcd starts etcd on free localhost ports with its data under dir.
+// startEtcd starts etcd on free ports of the loopback address host with its
+// data under dir.
 // fsync is off: the data is thrown away with the cluster.
-func startEtcd(ctx context.Context, dir string) (*embeddedEtcd, error) {
+func startEtcd(ctx context.Context, dir, host string) (*embeddedEtcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = filepath.Join(dir, "etcd")
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create etcd data dir: %w", err)
 	}
 	cfg.UnsafeNoFsync = true
-	clientURL, err := freeLocalURL()
+	urls, err := freeLocalURLs(host, 2)
 	if err != nil {
 		return nil, err
 	}
-	peerURL, err := freeLocalURL()
-	if err != nil {
-		return nil, err
-	}
+	clientURL, peerURL := urls[0], urls[1]
 	cfg.ListenClientUrls = []url.URL{clientURL}
 	cfg.AdvertiseClientUrls = []url.URL{clientURL}
 	cfg.ListenPeerUrls = []url.URL{peerURL}
@@ -72,11 +70,18 @@ func startEtcd(ctx context.Context, dir string) (*embeddedEtcd, error) {
 // Close stops etcd and waits for it.
 func (e *embeddedEtcd) Close() { e.server.Close() }
 
-func freeLocalURL() (url.URL, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return url.URL{}, fmt.Errorf("find a free port: %w", err)
+// freeLocalURLs picks n distinct ports that are free on host now; etcd binds
+// them later.
+func freeLocalURLs(host string, n int) ([]url.URL, error) {
+	urls := make([]url.URL, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("find a free port on %s: %w", host, err)
+		}
+		// Open until all are picked, so that no two are the same.
+		defer func() { _ = l.Close() }()
+		urls = append(urls, url.URL{Scheme: "http", Host: l.Addr().String()})
 	}
-	defer func() { _ = l.Close() }()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}, nil
+	return urls, nil
 }

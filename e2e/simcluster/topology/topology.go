@@ -38,7 +38,8 @@ type Topology struct {
 type NodeSpec struct {
 	Name    string
 	Profile GPUProfile
-	// IP is a unique loopback address 127.0.x.y.
+	// IP is the node's loopback address 127.0.A.B, unique within the
+	// machine while the cluster holds its address block (see NodeIP).
 	IP string
 	// Rack is the rack index, -1 for extra nodes.
 	Rack int
@@ -95,16 +96,37 @@ func (t Topology) Validate() error {
 	if total == 0 {
 		return fmt.Errorf("the topology has no nodes: set racks and nodes-per-rack, or extra")
 	}
-	if total > 250*250 {
-		return fmt.Errorf("the topology has %d nodes, more than the %d loopback addresses", total, 250*250)
+	if total > NodesPerAddressOctet*MaxAddressOctet {
+		return fmt.Errorf("the topology has %d nodes, more than the %d loopback addresses 127.0.<1-%d>.<1-%d>", total, NodesPerAddressOctet*MaxAddressOctet, MaxAddressOctet, NodesPerAddressOctet)
 	}
 	return nil
 }
 
-// Nodes lays the topology out: rack nodes first, then the extra pools. The
+// NodeCount is the number of nodes of the topology: the racks' and the extra
+// pools'.
+func (t Topology) NodeCount() int {
+	total := t.Racks * t.NodesPerRack
+	for _, pool := range t.Extra {
+		total += pool.Count
+	}
+	return total
+}
+
+// AddressOctets is how many values of A the node IPs 127.0.A.B span: one per
+// NodesPerAddressOctet nodes. A cluster holds that many consecutive values as
+// its address block.
+func (t Topology) AddressOctets() int {
+	return (t.NodeCount() + NodesPerAddressOctet - 1) / NodesPerAddressOctet
+}
+
+// Nodes lays the topology out: rack nodes first, then the extra pools, with
+// the node IPs of the address block after addressBase (see NodeIP). The
 // clique of a rack is the one the mock NVML reports for it (what the GPU
 // plugin labels its node with).
-func (t Topology) Nodes() ([]NodeSpec, error) {
+func (t Topology) Nodes(addressBase int) ([]NodeSpec, error) {
+	if err := checkAddressBlock(addressBase, t.AddressOctets()); err != nil {
+		return nil, fmt.Errorf("the %d nodes of the topology: %w", t.NodeCount(), err)
+	}
 	var nodes []NodeSpec
 	add := func(name string, p GPUProfile, rack int, clique string) {
 		i := len(nodes)
@@ -122,7 +144,7 @@ func (t Topology) Nodes() ([]NodeSpec, error) {
 		}
 		nodes = append(nodes, NodeSpec{
 			Name: name, Profile: p, Rack: rack, CliqueID: clique, Labels: labels,
-			IP: fmt.Sprintf("127.0.%d.%d", 1+i/250, 1+i%250),
+			IP: nodeIP(addressBase, i),
 		})
 	}
 	rackProfile := profiles[t.Profile]

@@ -84,7 +84,7 @@ func TestTopologyNodes(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			nodes, err := tc.topo.Nodes()
+			nodes, err := tc.topo.Nodes(0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestTopologyNodes(t *testing.T) {
 }
 
 func TestTopologyIPsStayUniqueBeyond250Nodes(t *testing.T) {
-	nodes, err := Topology{Profile: "gb200-nvl72", Extra: []NodePool{{Profile: "hgx-h100-8", Count: 600}}}.Nodes()
+	nodes, err := Topology{Profile: "gb200-nvl72", Extra: []NodePool{{Profile: "hgx-h100-8", Count: 600}}}.Nodes(0)
 	if err != nil {
 		t.Fatal(err)
 	}
