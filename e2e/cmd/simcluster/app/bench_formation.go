@@ -110,7 +110,7 @@ type formationBench struct {
 }
 
 // run forms one domain, measures, then deletes it and waits until its
-// daemons, node labels and the domain are gone.
+// daemons, its DaemonSet and the domain are gone.
 func (b formationBench) run(ctx context.Context, name string) (formationRun, error) {
 	var r formationRun
 	cd := &unstructured.Unstructured{Object: map[string]any{
@@ -163,7 +163,8 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	})
 	r.counts = b.counter.snapshot()
 	if err != nil {
-		return r, fmt.Errorf("domain %s not formed within %s (Ready after %s, all pods Running after %s): %w", name, b.timeout, r.toReady, r.toRunning, err)
+		return r, fmt.Errorf("domain %s not formed within %s (Ready after %s, all pods Running after %s): %w\n%s",
+			name, b.timeout, r.toReady, r.toRunning, err, b.diagnose(context.WithoutCancel(ctx), name, uid))
 	}
 	return r, b.teardown(ctx, name, uid)
 }
@@ -347,4 +348,71 @@ func joinFloats(vals []float64, format string) string {
 		parts[i] = fmt.Sprintf(format, v)
 	}
 	return strings.Join(parts, " ")
+}
+
+// diagnose says where a formation that timed out stands: the domain's
+// status and conditions, the workload pods and the daemons by phase (with the
+// reason of a few that are not running), and how many nodes the domain's
+// DaemonSet lists.
+func (b formationBench) diagnose(ctx context.Context, name string, uid any) string {
+	var out strings.Builder
+	if cd, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		fmt.Fprintf(&out, "  domain: %v\n", err)
+	} else {
+		status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
+		ready, _, _ := unstructured.NestedInt64(cd.Object, "status", "readyNodes")
+		total, _, _ := unstructured.NestedInt64(cd.Object, "status", "totalNodes")
+		fmt.Fprintf(&out, "  domain: status %q, %d of %d nodes ready\n", status, ready, total)
+		conds, _, _ := unstructured.NestedSlice(cd.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok {
+				fmt.Fprintf(&out, "    %v=%v %v: %.300v\n", m["type"], m["status"], m["reason"], m["message"])
+			}
+		}
+	}
+	pods := func(ns, selector, what string) {
+		list, err := b.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			fmt.Fprintf(&out, "  %s: %v\n", what, err)
+			return
+		}
+		phases := map[corev1.PodPhase]int{}
+		var stuck []string
+		for _, p := range list.Items {
+			phases[p.Status.Phase]++
+			if p.Status.Phase == corev1.PodRunning || len(stuck) >= 3 {
+				continue
+			}
+			why := string(p.Status.Phase)
+			for _, c := range p.Status.Conditions {
+				if c.Status != corev1.ConditionTrue && c.Message != "" {
+					why = fmt.Sprintf("%s %s: %.200s", c.Type, c.Reason, c.Message)
+					break
+				}
+			}
+			stuck = append(stuck, fmt.Sprintf("%s on %q: %s", p.Name, p.Spec.NodeName, why))
+		}
+		fmt.Fprintf(&out, "  %s: %d, by phase %v\n", what, len(list.Items), phases)
+		for _, s := range stuck {
+			fmt.Fprintf(&out, "    %s\n", s)
+		}
+	}
+	pods(benchNamespace, "job-name="+name, "workload pods")
+	domainSelector := cdv1beta1.ComputeDomainLabelKey + "=" + fmt.Sprint(uid)
+	pods(simcluster.OperatorNamespace, domainSelector, "daemon pods")
+	sets, err := b.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
+	switch {
+	case err != nil:
+		fmt.Fprintf(&out, "  DaemonSet: %v\n", err)
+	case len(sets.Items) == 0:
+		fmt.Fprintf(&out, "  DaemonSet: none\n")
+	default:
+		ds := sets.Items[0]
+		listed := 0
+		if a := ds.Spec.Template.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			listed = len(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms)
+		}
+		fmt.Fprintf(&out, "  DaemonSet %s: %d nodes listed, %d scheduled, %d ready\n", ds.Name, listed, ds.Status.CurrentNumberScheduled, ds.Status.NumberReady)
+	}
+	return out.String()
 }
