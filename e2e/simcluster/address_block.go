@@ -193,5 +193,9 @@ func (b *addressBlock) controlPlaneIP() string {
 
 // String names the block's node and pod addresses, for logs.
 func (b *addressBlock) String() string {
-	return fmt.Sprintf("127.0.%d-%d.x (pods 127.%d-%d.x.x)", b.base+1, b.base+len(b.files), b.base+1, b.base+len(b.files))
+	first, last := b.base+1, b.base+len(b.files)
+	if first == last {
+		return fmt.Sprintf("127.0.%d.x (pods 127.%d.x.x)", first, first)
+	}
+	return fmt.Sprintf("127.0.%d-%d.x (pods 127.%d-%d.x.x)", first, last, first, last)
 }

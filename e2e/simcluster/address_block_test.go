@@ -143,3 +143,17 @@ func TestACrashedHolderReleasesItsBlock(t *testing.T) {
 		t.Errorf("after the child was killed a 2-octet block = %s, want its 1-2", got)
 	}
 }
+
+func TestBlockString(t *testing.T) {
+	dir := t.TempDir()
+	one := mustAcquire(t, dir, 1, 40)
+	two := mustAcquire(t, dir, 2, 400)
+	for b, want := range map[*addressBlock]string{
+		one: "127.0.1.x (pods 127.1.x.x)",
+		two: "127.0.2-3.x (pods 127.2-3.x.x)",
+	} {
+		if got := b.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+	}
+}
