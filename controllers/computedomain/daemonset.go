@@ -168,6 +168,14 @@ func (r *Reconciler) placeDaemons(ctx context.Context, cd *v1beta1.ComputeDomain
 	updated.Spec.UpdateStrategy = want.Spec.UpdateStrategy
 	updated.Spec.Template = want.Spec.Template
 	if err := r.client.Patch(ctx, updated, client.MergeFrom(base)); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted behind our back: the next reconcile creates it anew.
+			uid := existing.UID
+			if !found {
+				uid = last.uid
+			}
+			r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: uid, deleted: true})
+		}
 		return fmt.Errorf("update DaemonSet %s: %w", key, err)
 	}
 	r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: updated.UID, generation: updated.Generation, nodes: nodes})

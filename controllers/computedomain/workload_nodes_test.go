@@ -135,12 +135,14 @@ func TestPlaceDaemonsAgainstALaggingCache(t *testing.T) {
 		return out
 	}
 	steps := []struct {
-		name       string
-		nodes      []string
-		catchUp    bool // the cache shows the server's state before this step
-		forget     bool // the cache has not seen the DaemonSet at all
-		wantWrites []string
-		wantNodes  []string // on the server after the step; nil: no DaemonSet
+		name    string
+		nodes   []string
+		catchUp bool // the cache shows the server's state before this step
+		// deleteBehind: someone deletes the DaemonSet on the server before this step, unseen by the cache.
+		deleteBehind bool
+		wantErr      bool
+		wantWrites   []string
+		wantNodes    []string // on the server after the step; nil: no DaemonSet
 	}{
 		{name: "first pod bound: create", nodes: []string{"n1"}, wantWrites: []string{"create"}, wantNodes: []string{"n1"}},
 		{name: "same nodes, cache has not seen the create", nodes: []string{"n1"}, wantNodes: []string{"n1"}},
@@ -151,6 +153,8 @@ func TestPlaceDaemonsAgainstALaggingCache(t *testing.T) {
 		{name: "the last node leaves: delete", nodes: nil, catchUp: true, wantWrites: []string{"delete"}},
 		{name: "still no node, cache still shows the DaemonSet", nodes: nil},
 		{name: "a new pod, cache still shows the deleted DaemonSet: create anew", nodes: []string{"n3"}, wantWrites: []string{"create"}, wantNodes: []string{"n3"}},
+		{name: "deleted behind our back, unseen: the patch fails", nodes: []string{"n3", "n4"}, deleteBehind: true, wantWrites: []string{"patch"}, wantErr: true},
+		{name: "the retry creates it anew", nodes: []string{"n3", "n4"}, wantWrites: []string{"create"}, wantNodes: []string{"n3", "n4"}},
 	}
 	for i, step := range steps {
 		writes = nil
@@ -163,8 +167,14 @@ func TestPlaceDaemonsAgainstALaggingCache(t *testing.T) {
 			cached.Generation = 1
 			cached.Spec.Template.Spec.Affinity.NodeAffinity = onNodes([]string{"n1"})
 		}
-		if err := r.placeDaemons(ctx, cd, step.nodes); err != nil {
-			t.Fatalf("step %q: %v", step.name, err)
+		if step.deleteBehind {
+			if err := server.Delete(ctx, serverState()); err != nil {
+				t.Fatal(err)
+			}
+			cached = nil
+		}
+		if err := r.placeDaemons(ctx, cd, step.nodes); (err != nil) != step.wantErr {
+			t.Fatalf("step %q: error %v, want one: %v", step.name, err, step.wantErr)
 		}
 		if diff := cmp.Diff(step.wantWrites, writes); diff != "" {
 			t.Errorf("step %q: writes (-want +got):\n%s", step.name, diff)
