@@ -3,7 +3,9 @@ package suite
 import (
 	"context"
 	"fmt"
+	"k8s.io/klog/v2"
 	"os"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +48,8 @@ type testEnv struct {
 var env testEnv
 
 func TestE2E(t *testing.T) {
+	// controller-runtime logs a few things through its process-global logger: to klog, not dropped with a warning.
+	ctrllog.SetLogger(klog.Background())
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "computedomain-operator e2e")
 }
@@ -130,7 +134,9 @@ func runningPod(ctx context.Context, ns, name string) *corev1.Pod {
 		var err error
 		pod, err = env.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), "pod %s/%s conditions %v", ns, name, pod.Status.Conditions)
+		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), func() string {
+			return fmt.Sprintf("pod %s/%s conditions %v, containers waiting: %s; %s", ns, name, pod.Status.Conditions, waitingReasons(pod), warningEvents(ctx, ns))
+		})
 	}).WithTimeout(podStartTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	return pod
 }
@@ -152,4 +158,29 @@ func podsSummary(ctx context.Context, ns string) string {
 		parts = append(parts, part)
 	}
 	return "pods in " + ns + ": " + strings.Join(parts, "; ")
+}
+
+// warningEvents lists the Warning events of a namespace (a failed prepare, say) for failure messages.
+func warningEvents(ctx context.Context, ns string) string {
+	events, err := env.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+	if err != nil {
+		return "events: " + err.Error()
+	}
+	var parts []string
+	for _, e := range events.Items {
+		parts = append(parts, fmt.Sprintf("%s %s: %s", e.InvolvedObject.Name, e.Reason, e.Message))
+	}
+	return "warning events in " + ns + ": [" + strings.Join(parts, "; ") + "]"
+}
+
+// waitingReasons are the reasons and messages of a pod's waiting containers
+// (a failed prepare shows there, as with the kubelet).
+func waitingReasons(pod *corev1.Pod) string {
+	var parts []string
+	for _, c := range pod.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil {
+			parts = append(parts, fmt.Sprintf("%s %s: %s", c.Name, w.Reason, w.Message))
+		}
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
 }

@@ -15,13 +15,11 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	pluginwatcherapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"k8s.io/kubernetes/pkg/kubelet/cm/dra"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/config"
-	"k8s.io/kubernetes/pkg/kubelet/pluginmanager"
 )
 
 // Config of one node agent.
@@ -172,9 +170,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("node %s: start DRA manager: %w", node.Name, err)
 	}
 	defer manager.Stop()
-	plugins := pluginmanager.NewPluginManager(a.cfg.Paths.PluginsRegistry, &record.FakeRecorder{})
+	plugins := newPluginRegistration(a.cfg.Paths.PluginsRegistry)
 	plugins.AddHandler(pluginwatcherapi.DRAPlugin, manager.GetWatcherHandler())
-	go plugins.Run(ctx, sources, ctx.Done())
+	go plugins.Run(ctx)
 
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
