@@ -5,9 +5,9 @@
 //   - workload claims (a channel-<i> slot with a ComputeDomainChannelConfig):
 //     the claim's namespace must be the domain's; on a node without a
 //     multi-node fabric the claim succeeds with nothing injected; otherwise the
-//     plugin labels its Node with the domain's key (so the domain's daemon is
-//     scheduled here) and answers with a retryable error until the domain's
-//     status lists this node Ready with a channel for its clique, then injects
+//     plugin answers with a retryable error until the domain's status lists
+//     this node Ready with a channel for its clique (the controller runs the
+//     domain's daemon here because the claim is allocated here), then injects
 //     /dev/nvidia-caps-imex-channels/channel<N> (N is the domain's channel in
 //     the clique, never the slot's number; every channel for allocationMode
 //     All) through a per-claim CDI spec;
@@ -17,7 +17,7 @@
 //
 // Every prepare is checkpointed (started before any side effect, completed
 // after), and unprepare works from the checkpoint alone: it never needs the
-// domain, so a deleted domain cannot leave pods stuck. The node label goes when
-// the domain's last workload claim on the node goes, or when the domain is
-// deleted.
+// domain, so a deleted domain cannot leave pods stuck. The plugin never writes
+// to the API: it reads ComputeDomains from a cache and publishes its slices
+// through the kubelet helper.
 package computedomain

@@ -15,7 +15,7 @@ type ClaimGetter interface {
 
 // CleanupStaleClaims unprepares claims whose ResourceClaim no longer exists
 // (or was recreated under the same name with a new UID): the kubelet will
-// never unprepare them, and their node label and slots would stay behind.
+// never unprepare them, and their CDI specs and slots would stay behind.
 func (d *Driver) CleanupStaleClaims(ctx context.Context) error {
 	if d.claims == nil {
 		return nil

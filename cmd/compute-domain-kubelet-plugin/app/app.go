@@ -127,7 +127,7 @@ func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
 }
 
 // serve runs the plugin: domain cache, driver, kubelet registration,
-// publishing, label sync, metrics.
+// publishing, stale-claim cleanup, metrics.
 func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c *cluster) error {
 	logger := klog.FromContext(ctx)
 	bootID, err := root.BootID()
