@@ -3,8 +3,8 @@ package computedomain
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -266,10 +266,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain,
 	return nil
 }
 
-// emitEvents reports transitions of the Ready and Degraded conditions; the Ready event names the domain's
-// IMEX channels. One event per condition transition and no more: client-go's event recorder aggregates
-// events that differ only in their note into a series, and a second one emitted while the first is
-// still being created makes it try to create the event twice (an HTTP 409 from the API server), which
+// maxEventNote is the API server's limit on an event's note.
+const maxEventNote = 1024
+
+// emitEvents reports transitions of the Ready and Degraded conditions, with the condition's message (the
+// Ready one names each clique's channel). One event per condition transition and no more: client-go's event
+// recorder aggregates events that differ only in their note into a series, and a second one emitted while
+// the first is still being created makes it create the event twice (an HTTP 409 from the API server), which
 // per-clique channel events did.
 func (r *Reconciler) emitEvents(before, after *v1beta1.ComputeDomain) {
 	if r.recorder == nil {
@@ -283,36 +286,38 @@ func (r *Reconciler) emitEvents(before, after *v1beta1.ComputeDomain) {
 		}
 		return cur, old == nil || old.Status != cur.Status
 	}
+	event := func(eventType string, c *metav1.Condition, prefix string) {
+		r.recorder.Eventf(after, nil, eventType, c.Reason, "Reconcile", "%s", eventNote(prefix+c.Message))
+	}
 	if c, changed := transition(v1beta1.ComputeDomainConditionReady); changed {
 		switch {
 		case c.Status == metav1.ConditionTrue:
-			r.recorder.Eventf(after, nil, "Normal", c.Reason, "Reconcile", "ComputeDomain is Ready: %s; IMEX channels: %s", c.Message, channelSummary(after.Status.Cliques))
+			event("Normal", c, "ComputeDomain is Ready: ")
 		case meta.IsStatusConditionTrue(before.Status.Conditions, v1beta1.ComputeDomainConditionReady):
-			r.recorder.Eventf(after, nil, "Warning", c.Reason, "Reconcile", "ComputeDomain is no longer Ready: %s", c.Message)
+			event("Warning", c, "ComputeDomain is no longer Ready: ")
 		}
 	}
 	if c, changed := transition(v1beta1.ComputeDomainConditionDegraded); changed {
 		if c.Status == metav1.ConditionTrue {
-			r.recorder.Eventf(after, nil, "Warning", c.Reason, "Reconcile", "ComputeDomain is degraded: %s", c.Message)
+			event("Warning", c, "ComputeDomain is degraded: ")
 		} else if meta.IsStatusConditionTrue(before.Status.Conditions, v1beta1.ComputeDomainConditionDegraded) {
-			r.recorder.Eventf(after, nil, "Normal", c.Reason, "Reconcile", "ComputeDomain recovered: %s", c.Message)
+			event("Normal", c, "ComputeDomain recovered: ")
 		}
 	}
 }
 
-// channelSummary lists each clique's channel: "clique <id> channel <n>, ...", or "none" for a domain
-// whose nodes have no multi-node fabric.
-func channelSummary(cliques []v1beta1.ComputeDomainClique) string {
-	var parts []string
-	for _, c := range cliques {
-		if c.Channel != nil {
-			parts = append(parts, fmt.Sprintf("clique %s channel %d", c.CliqueID, *c.Channel))
-		}
+// eventNote cuts a note to the API server's limit (a domain of many cliques or lost nodes has a long
+// condition message; the full one is in the status).
+func eventNote(note string) string {
+	if len(note) <= maxEventNote {
+		return note
 	}
-	if len(parts) == 0 {
-		return "none"
+	const more = " … (see the ComputeDomain's status)"
+	cut := maxEventNote - len(more)
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
 	}
-	return strings.Join(parts, ", ")
+	return note[:cut] + more
 }
 
 // finalize tears down a deleted domain.
