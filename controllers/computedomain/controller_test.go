@@ -319,7 +319,7 @@ func allocateWorkloadClaim(ctx context.Context, rct *resourcev1.ResourceClaimTem
 	claim := &resourcev1.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: rct.Namespace, Name: pod + "-channel",
-			Labels: rct.Spec.ObjectMeta.Labels, Annotations: rct.Spec.ObjectMeta.Annotations,
+			Labels: rct.Spec.Labels, Annotations: rct.Spec.Annotations,
 		},
 		Spec: rct.Spec.Spec,
 	}

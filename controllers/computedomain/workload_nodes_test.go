@@ -94,7 +94,7 @@ func TestPlaceDaemonsAgainstALaggingCache(t *testing.T) {
 	})
 	// cached is what the informer shows: set by the test, nil for "not seen".
 	var cached *appsv1.DaemonSet
-	lagging := interceptor.NewClient(live.(client.WithWatch), interceptor.Funcs{
+	lagging := interceptor.NewClient(live, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			ds, ok := obj.(*appsv1.DaemonSet)
 			if !ok {

@@ -255,7 +255,7 @@ func workloadClaim(ctx context.Context, cd *v1beta1.ComputeDomain, n *simNode, p
 	claim := &resourcev1.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: cd.Namespace, Name: pod + "-channel",
-			Labels: rct.Spec.ObjectMeta.Labels, Annotations: rct.Spec.ObjectMeta.Annotations,
+			Labels: rct.Spec.Labels, Annotations: rct.Spec.Annotations,
 		},
 		Spec: rct.Spec.Spec,
 	}

@@ -230,7 +230,7 @@ var _ = Describe("ComputeDomain node side", func() {
 		}
 	})
 
-	It("cleans up when the job ends and the domain is deleted: the DaemonSet, daemons, members and CDI specs go, no node is ever labelled", func() {
+	It("cleans up when the job ends and the domain is deleted: the DaemonSet, daemons, members and CDI specs go, no node is ever labeled", func() {
 		nodes = newRack(ctx, "done", 2)
 		cd := createDomain(ctx, "train", ns)
 		followDaemonSet(ctx, cd, 0, nodes)
@@ -262,7 +262,7 @@ var _ = Describe("ComputeDomain node side", func() {
 			var node corev1.Node
 			Expect(k8s.Get(ctx, client.ObjectKey{Name: n.name}, &node)).To(Succeed())
 			for k, v := range node.Labels {
-				Expect(k+"="+v).NotTo(ContainSubstring(string(cd.UID)), "node %s is labelled with the domain", n.name)
+				Expect(k+"="+v).NotTo(ContainSubstring(string(cd.UID)), "node %s is labeled with the domain", n.name)
 			}
 		}
 

@@ -22,7 +22,7 @@ var _ = Describe("A ComputeDomain on a node without a multi-node NVLink fabric",
 		hgx, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: topology.ProfileLabel + "=hgx-h100-8"})
 		Expect(err).NotTo(HaveOccurred())
 		if len(hgx.Items) == 0 {
-			Skip("no node labelled " + topology.ProfileLabel + "=hgx-h100-8 (the simulated cluster's HGX nodes)")
+			Skip("no node labeled " + topology.ProfileLabel + "=hgx-h100-8 (the simulated cluster's HGX nodes)")
 		}
 		dyn, err := dynamic.NewForConfig(env.restConfig)
 		Expect(err).NotTo(HaveOccurred())

@@ -3,14 +3,10 @@ package suite
 import (
 	"context"
 	"fmt"
-	"k8s.io/klog/v2"
 	"os"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -19,8 +15,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 )
 
 // Named timeouts of the suite.
