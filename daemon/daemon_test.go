@@ -54,6 +54,19 @@ type fakeController struct {
 	listeners []chan struct{}
 }
 
+// startFakeController runs a fakeController that gives the domain channel
+// until the test ends; it returns the client, the controller and a context
+// that the test's end cancels.
+func startFakeController(t *testing.T, cd *v1beta1.ComputeDomain, channel int32) (client.Client, *fakeController, context.Context) {
+	t.Helper()
+	c := newFakeClient(t, cd)
+	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: channel}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go ctrl.run(ctx, t)
+	return c, ctrl, ctx
+}
+
 func (f *fakeController) listen() <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	f.mu.Lock()
@@ -196,11 +209,7 @@ func condition(cd *v1beta1.ComputeDomain, condType string) metav1.Condition {
 
 func TestThreeDaemonsFormAnEnsembleLoseANodeAndRecover(t *testing.T) {
 	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000001").Obj()
-	c := newFakeClient(t, cd)
-	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: 7}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go ctrl.run(ctx, t)
+	c, ctrl, _ := startFakeController(t, cd, 7)
 
 	ips := loopbackIPs(3)
 	var nodes []*testNode
@@ -260,11 +269,7 @@ func TestThreeDaemonsFormAnEnsembleLoseANodeAndRecover(t *testing.T) {
 
 func TestAKilledIMEXProcessIsReportedAndRestarted(t *testing.T) {
 	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000002").Obj()
-	c := newFakeClient(t, cd)
-	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: 3}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go ctrl.run(ctx, t)
+	c, ctrl, _ := startFakeController(t, cd, 3)
 	ips := loopbackIPs(2)
 	// A restart delay long enough that the exit is observed before the
 	// new process runs.
@@ -317,11 +322,7 @@ var cmpSortStrings = cmp.Transformer("sort", func(in []string) []string {
 
 func TestAPeerLostSoonAfterItConnectedIsReported(t *testing.T) {
 	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000003").Obj()
-	c := newFakeClient(t, cd)
-	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: 5}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go ctrl.run(ctx, t)
+	c, ctrl, ctx := startFakeController(t, cd, 5)
 	ips := loopbackIPs(2)
 	// A join grace longer than the test: only a peer that never connected
 	// may use it.
@@ -359,11 +360,7 @@ func TestAPeerLostSoonAfterItConnectedIsReported(t *testing.T) {
 
 func TestARestartedDaemonReportsTheRestartBeforeItIsReadyAgain(t *testing.T) {
 	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000004").Obj()
-	c := newFakeClient(t, cd)
-	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: 6}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go ctrl.run(ctx, t)
+	c, ctrl, ctx := startFakeController(t, cd, 6)
 	ips := loopbackIPs(2)
 	n0 := startDaemon(t, c, ctrl, cd, "gb200-0", ips[0], "cluster-d.1")
 	startDaemon(t, c, ctrl, cd, "gb200-1", ips[1], "cluster-d.1")

@@ -4,9 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
@@ -125,4 +129,32 @@ func TestDaemonClaimTemplate(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{DomainNamespaceAnnotation: "team-a", DomainNameAnnotation: "job"}, rct.Annotations); diff != "" {
 		t.Errorf("annotations that map the template back to its domain (-want +got):\n%s", diff)
 	}
+}
+
+// testScheme holds the Kubernetes and ComputeDomain types.
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return scheme
+}
+
+// newTestReconciler is a reconciler of testConfig that reads through c (the "cache") and live (the API
+// server), with metrics in a registry of its own.
+func newTestReconciler(t *testing.T, c client.Client, live client.Reader) *Reconciler {
+	t.Helper()
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReconciler(c, live, nil, m, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -5,19 +5,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -63,13 +59,7 @@ func TestWorkloadNodes(t *testing.T) {
 // never patched.
 func TestPlaceDaemonsAgainstALaggingCache(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	// The fake client does not keep generations; the interceptor bumps them as the API server does.
 	var writes []string
 	server := fake.NewClientBuilder().WithScheme(scheme).Build()
@@ -107,14 +97,7 @@ func TestPlaceDaemonsAgainstALaggingCache(t *testing.T) {
 			return nil
 		},
 	})
-	m, err := NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewReconciler(lagging, live, nil, m, testConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newTestReconciler(t, lagging, live)
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
 	key := client.ObjectKey{Namespace: testOperatorNS, Name: DaemonSetName(cd.UID)}
 	serverState := func() *appsv1.DaemonSet {

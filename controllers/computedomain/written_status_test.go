@@ -5,10 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -24,13 +21,7 @@ import (
 // stay where the controller first put them.
 func TestIndicesSurviveALaggingCache(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
 	stale := cd.DeepCopy()
 	base := fake.NewClientBuilder().WithScheme(scheme).
@@ -50,14 +41,7 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 			return nil
 		},
 	})
-	m, err := NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewReconciler(lagging, base, nil, m, testConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newTestReconciler(t, lagging, base)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "job"}}
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatalf("first reconcile: %v", err)
