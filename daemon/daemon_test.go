@@ -14,9 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
 	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -31,11 +30,8 @@ const operatorNS = "nvidia-dra"
 
 func newFakeClient(t *testing.T, objs ...client.Object) client.WithWatch {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
+	scheme, err := kubescheme.New()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).

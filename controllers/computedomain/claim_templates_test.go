@@ -8,11 +8,11 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -134,11 +134,8 @@ func TestDaemonClaimTemplate(t *testing.T) {
 // testScheme holds the Kubernetes and ComputeDomain types.
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
+	scheme, err := kubescheme.New()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return scheme

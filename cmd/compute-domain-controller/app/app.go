@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -29,9 +28,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
 // options are the command-line flags.
@@ -245,12 +244,5 @@ func (m *metricsEndpoint) Start(ctx context.Context) error {
 }
 
 func newScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("add client-go kinds to scheme: %w", err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("add %s kinds to scheme: %w", v1beta1.GroupVersion, err)
-	}
-	return scheme, nil
+	return kubescheme.New()
 }

@@ -6,16 +6,14 @@ import (
 	"os"
 	"strconv"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/daemon"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
 // Run parses args (defaults from the process environment) and runs the
@@ -55,11 +53,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 // newClient builds the daemon's client; it logs through ctx's logger, never
 // controller-runtime's process-global one.
 func newClient(ctx context.Context, cfg *rest.Config) (client.WithWatch, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
+	scheme, err := kubescheme.New()
+	if err != nil {
 		return nil, err
 	}
 	return client.NewWithWatch(cfg, client.Options{Scheme: scheme, Log: klog.FromContext(ctx).WithName("client")})

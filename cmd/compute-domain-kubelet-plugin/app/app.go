@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -20,6 +18,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
@@ -98,11 +97,8 @@ func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
+	scheme, err := kubescheme.New()
+	if err != nil {
 		return nil, err
 	}
 	domains, err := cache.New(cfg, cache.Options{Scheme: scheme})

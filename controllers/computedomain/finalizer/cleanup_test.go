@@ -12,12 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -28,11 +28,8 @@ type releases []types.UID
 func (r *releases) Release(uid types.UID) { *r = append(*r, uid) }
 
 func scheme(t *testing.T) *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(s); err != nil {
+	s, err := kubescheme.New()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -12,12 +12,11 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
 // ModulePath is the product module; RepoRoot looks for the go.mod that declares it.
@@ -80,14 +79,7 @@ func (e *Env) Stop() error {
 
 // NewScheme returns a scheme with the built-in Kubernetes kinds and this repository's kinds.
 func NewScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("add client-go kinds to scheme: %w", err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("add %s kinds to scheme: %w", v1beta1.GroupVersion, err)
-	}
-	return scheme, nil
+	return kubescheme.New()
 }
 
 // RepoRoot walks up from the working directory (a test's package directory) to the directory whose
