@@ -3,30 +3,8 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
-	"k8s.io/klog/v2"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-
 	"github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-daemon/app"
+	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 )
 
-func main() {
-	// controller-runtime logs a few things (watch stream errors) through its process-global logger:
-	// route them to klog rather than drop them behind a warning. Components log through their own.
-	ctrllog.SetLogger(klog.Background())
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "compute-domain-daemon:", err)
-		os.Exit(1)
-	}
-}
-
-func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return app.Run(ctx, os.Args[1:])
-}
+func main() { startup.Main("compute-domain-daemon", app.Run) }

@@ -4,30 +4,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
-	"github.com/spf13/pflag"
-
 	"github.com/computedomain-operator/computedomain-operator/cmd/gpu-kubelet-plugin/app"
+	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 )
 
-func main() {
-	if err := run(); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return
-		}
-		fmt.Fprintln(os.Stderr, "gpu-kubelet-plugin:", err)
-		os.Exit(1)
-	}
-}
-
-func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return app.Run(ctx, os.Args[1:])
-}
+func main() { startup.Main("gpu-kubelet-plugin", app.Run) }
