@@ -106,38 +106,22 @@ func onNodes(nodes []string) *corev1.NodeAffinity {
 
 // placeDaemons makes the domain's IMEX daemons run on exactly nodes: it creates the DaemonSet for the
 // first node, rewrites its node list as nodes come and go (one merge patch per change, no optimistic lock:
-// the controller is the only writer of the spec), and deletes it after the last node leaves. The informer
-// cache lags behind the controller's own writes, so the last write of this process stands in for a cached
-// DaemonSet that is older than it: an unchanged node list costs no write, also right after a change.
+// the controller is the only writer of the spec), and deletes it after the last node leaves. An unchanged
+// node list costs no write, also right after a change (see currentDaemonSet).
 func (r *Reconciler) placeDaemons(ctx context.Context, cd *v1beta1.ComputeDomain, nodes []string) error {
 	key := client.ObjectKey{Namespace: r.cfg.OperatorNamespace, Name: DaemonSetName(cd.UID)}
-	last, haveLast := r.written.daemonSet(cd.UID)
-	existing := &appsv1.DaemonSet{}
-	found := true
-	if err := r.client.Get(ctx, key, existing); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("get DaemonSet %s: %w", key, err)
-		}
-		found = false
+	current, err := r.currentDaemonSet(ctx, cd, key)
+	if err != nil {
+		return err
 	}
-	if found && haveLast && last.deleted && existing.UID == last.uid {
-		found = false // deleted by us; the cache has not seen it go
-	}
-	createdUnseen := !found && haveLast && !last.deleted
-
 	if len(nodes) == 0 {
-		if !found && !createdUnseen {
+		if current == nil {
 			return nil
 		}
-		uid := existing.UID
-		if !found {
-			uid = last.uid
-		}
-		return r.deleteDaemonSet(ctx, cd, key, uid)
+		return r.deleteDaemonSet(ctx, cd, key, current.UID)
 	}
-
 	want := DaemonSet(cd, r.cfg, nodes)
-	if !found && !createdUnseen {
+	if current == nil {
 		created, err := r.createDaemonSet(ctx, want)
 		if err != nil {
 			return err
@@ -147,21 +131,52 @@ func (r *Reconciler) placeDaemons(ctx context.Context, cd *v1beta1.ComputeDomain
 			klog.FromContext(ctx).V(2).Info("Created DaemonSet", "daemonSet", klog.KObj(want), "nodes", len(nodes))
 			return nil
 		}
-		existing, found = created, true
+		current = created
 	}
-	if found && !existing.DeletionTimestamp.IsZero() {
+	if !current.DeletionTimestamp.IsZero() {
 		return nil // its deletion brings another reconcile, which creates it anew
-	}
-	current := existing
-	if !found || (haveLast && !last.deleted && existing.UID == last.uid && existing.Generation < last.generation) {
-		// The cache has not seen this controller's last write: compare against what that write set.
-		current = DaemonSet(cd, r.cfg, last.nodes)
 	}
 	if daemonSetMatches(current, want) {
 		return nil
 	}
-	base := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Spec: current.Spec}
-	base.Labels, base.Annotations = current.Labels, current.Annotations
+	return r.patchDaemonSet(ctx, cd, current, want, nodes)
+}
+
+// currentDaemonSet is the domain's DaemonSet as the controller should see it, nil when there is none. The
+// informer cache lags behind the controller's own writes, so where it has not caught up with the last write
+// of this process, what that write made stands in for it: a DaemonSet deleted by the controller is gone
+// even while the cache still shows it, and one it created or patched has the node list it wrote.
+func (r *Reconciler) currentDaemonSet(ctx context.Context, cd *v1beta1.ComputeDomain, key client.ObjectKey) (*appsv1.DaemonSet, error) {
+	cached := &appsv1.DaemonSet{}
+	if err := r.client.Get(ctx, key, cached); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("get DaemonSet %s: %w", key, err)
+		}
+		cached = nil
+	}
+	last, ok := r.written.daemonSet(cd.UID)
+	switch {
+	case !ok:
+		return cached, nil
+	case last.deleted:
+		if cached != nil && cached.UID == last.uid {
+			return nil, nil
+		}
+		return cached, nil
+	case cached == nil || (cached.UID == last.uid && cached.Generation < last.generation):
+		written := DaemonSet(cd, r.cfg, last.nodes)
+		written.UID, written.Generation = last.uid, last.generation
+		return written, nil
+	}
+	return cached, nil
+}
+
+// patchDaemonSet brings the fields the controller sets from current to want.
+func (r *Reconciler) patchDaemonSet(ctx context.Context, cd *v1beta1.ComputeDomain, current, want *appsv1.DaemonSet, nodes []string) error {
+	base := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name, Labels: current.Labels, Annotations: current.Annotations},
+		Spec:       current.Spec,
+	}
 	updated := base.DeepCopy()
 	updated.Labels = mergeMaps(updated.Labels, want.Labels)
 	updated.Annotations = mergeMaps(updated.Annotations, want.Annotations)
@@ -170,13 +185,9 @@ func (r *Reconciler) placeDaemons(ctx context.Context, cd *v1beta1.ComputeDomain
 	if err := r.client.Patch(ctx, updated, client.MergeFrom(base)); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Deleted behind our back: the next reconcile creates it anew.
-			uid := existing.UID
-			if !found {
-				uid = last.uid
-			}
-			r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: uid, deleted: true})
+			r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: current.UID, deleted: true})
 		}
-		return fmt.Errorf("update DaemonSet %s: %w", key, err)
+		return fmt.Errorf("update DaemonSet %s/%s: %w", want.Namespace, want.Name, err)
 	}
 	r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: updated.UID, generation: updated.Generation, nodes: nodes})
 	klog.FromContext(ctx).V(2).Info("Updated DaemonSet", "daemonSet", klog.KObj(updated), "nodes", len(nodes))
