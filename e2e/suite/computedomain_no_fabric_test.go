@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
@@ -16,16 +15,12 @@ import (
 
 var _ = Describe("A ComputeDomain on a node without a multi-node NVLink fabric", func() {
 	It("starts the pod with no IMEX channel injected and says so in the domain's status", func(ctx SpecContext) {
-		if _, err := env.client.Discovery().ServerResourcesForGroupVersion("resource.nvidia.com/v1beta1"); err != nil {
-			Skip("ComputeDomains are not installed in this cluster: " + err.Error())
-		}
+		dyn := computeDomains()
 		hgx, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: topology.ProfileLabel + "=hgx-h100-8"})
 		Expect(err).NotTo(HaveOccurred())
 		if len(hgx.Items) == 0 {
 			Skip("no node labeled " + topology.ProfileLabel + "=hgx-h100-8 (the simulated cluster's HGX nodes)")
 		}
-		dyn, err := dynamic.NewForConfig(env.restConfig)
-		Expect(err).NotTo(HaveOccurred())
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-no-fabric.yaml")
 

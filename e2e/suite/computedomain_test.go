@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
@@ -27,11 +26,7 @@ var computeDomainsGVR = schema.GroupVersionResource{Group: "resource.nvidia.com"
 
 var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 	It("runs every pod with the domain's one IMEX channel in a Ready domain of 4 nodes, and the daemons leave when the job is done", func(ctx SpecContext) {
-		if _, err := env.client.Discovery().ServerResourcesForGroupVersion("resource.nvidia.com/v1beta1"); err != nil {
-			Skip("ComputeDomains are not installed in this cluster: " + err.Error())
-		}
-		dyn, err := dynamic.NewForConfig(env.restConfig)
-		Expect(err).NotTo(HaveOccurred())
+		dyn := computeDomains()
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-job.yaml")
 
@@ -102,11 +97,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func() {
 	It("goes Degraded naming the node, gets the daemon restarted by the node and is Ready again with both nodes", func(ctx SpecContext) {
 		requireSimulated("killing a daemon container")
-		if _, err := env.client.Discovery().ServerResourcesForGroupVersion("resource.nvidia.com/v1beta1"); err != nil {
-			Skip("ComputeDomains are not installed in this cluster: " + err.Error())
-		}
-		dyn, err := dynamic.NewForConfig(env.restConfig)
-		Expect(err).NotTo(HaveOccurred())
+		dyn := computeDomains()
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
 		const domain = "imex-pods"

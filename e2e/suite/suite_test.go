@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -182,4 +183,15 @@ func waitingReasons(pod *corev1.Pod) string {
 		}
 	}
 	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+// computeDomains returns a client for ComputeDomains, or skips the spec when the cluster has none installed.
+func computeDomains() dynamic.Interface {
+	GinkgoHelper()
+	if _, err := env.client.Discovery().ServerResourcesForGroupVersion("resource.nvidia.com/v1beta1"); err != nil {
+		Skip("ComputeDomains are not installed in this cluster: " + err.Error())
+	}
+	dyn, err := dynamic.NewForConfig(env.restConfig)
+	Expect(err).NotTo(HaveOccurred())
+	return dyn
 }

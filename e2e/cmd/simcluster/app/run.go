@@ -86,17 +86,7 @@ func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra
 func (f *clusterFlags) config() (simcluster.Config, error) {
 	extra, err := topology.ParseNodePools(f.extra)
 	if err != nil {
-		var components []simcluster.NodeComponent
-		switch f.draDriver {
-		case "gpu-plugin":
-			components = []simcluster.NodeComponent{simcluster.GPUPluginComponent()}
-		case "test-driver":
-			components = []simcluster.NodeComponent{simcluster.TestDriverComponent()}
-		default:
-			return simcluster.Config{}, fmt.Errorf("--dra-driver %q: allowed values are gpu-plugin, test-driver", f.draDriver)
-		}
-		return simcluster.Config{
-			NodeComponents: components}, err
+		return simcluster.Config{}, err
 	}
 	var components []simcluster.NodeComponent
 	switch f.draDriver {
