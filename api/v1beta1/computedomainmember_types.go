@@ -17,7 +17,7 @@ const (
 	// WorkloadClaimLabelKey labels the workload ResourceClaims of a domain with its UID. The controller
 	// puts it in the workload claim template's spec.metadata, so every claim generated from the template
 	// carries it; the controller watches those claims to learn on which nodes the domain's workload is
-	// allocated, and places the domain's IMEX daemons there. Nodes are never labeled.
+	// allocated, and places the domain's IMEX daemons there without labeling any node.
 	WorkloadClaimLabelKey = "computedomain.resource.nvidia.com/workload-of"
 	// ComputeDomainMemberFieldOwner is the server-side apply field manager of the daemon that writes a
 	// ComputeDomainMember.

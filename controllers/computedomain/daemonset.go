@@ -26,7 +26,7 @@ const daemonTerminationGracePeriod = 10
 
 // DaemonSet builds the domain's IMEX daemon DaemonSet in the operator namespace, running one daemon on each
 // of nodes: the nodes where the domain's workload claims are allocated (see WorkloadNodes). The controller
-// rewrites the node list as the workload comes and goes, so no node is ever labeled. Updates are OnDelete:
+// rewrites the node list as the workload comes and goes and labels no node to place them. Updates are OnDelete:
 // a new node list or daemon image never restarts the IMEX daemon of a running workload; new nodes get the
 // current template. Each daemon pod gets one daemon device through the domain's daemon claim template.
 func DaemonSet(cd *v1beta1.ComputeDomain, cfg Config, nodes []string) *appsv1.DaemonSet {

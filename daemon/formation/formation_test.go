@@ -230,7 +230,7 @@ var _ = Describe("ComputeDomain node side", func() {
 		}
 	})
 
-	It("cleans up when the job ends and the domain is deleted: the DaemonSet, daemons, members and CDI specs go, no node is ever labeled", func() {
+	It("cleans up when the job ends and the domain is deleted: the DaemonSet, daemons, members and CDI specs go, no node is labeled with the domain", func() {
 		nodes = newRack(ctx, "done", 2)
 		cd := createDomain(ctx, "train", ns)
 		followDaemonSet(ctx, cd, 0, nodes)
