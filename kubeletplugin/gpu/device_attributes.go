@@ -13,7 +13,7 @@ import (
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
-// Attribute and capacity names in the driver's domain (compat.md).
+// Attribute and capacity names in the driver's domain (docs/compatibility.md).
 const (
 	attrType              resourceapi.QualifiedName = "type"
 	attrUUID              resourceapi.QualifiedName = "uuid"
