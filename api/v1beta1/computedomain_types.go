@@ -64,7 +64,7 @@ type ComputeDomainSpec struct {
 	// +optional
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
-	NumNodes int32 `json:"numNodes"`
+	NumNodes int32 `json:"numNodes,omitempty"`
 
 	// channel describes the ResourceClaimTemplate through which workload pods receive the domain's
 	// IMEX channel.
@@ -150,18 +150,18 @@ type ComputeDomainNode struct {
 	// ipAddress is the address the node's IMEX daemon listens on for its peers.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
-	IPAddress string `json:"ipAddress"`
+	IPAddress string `json:"ipAddress,omitempty"`
 
 	// cliqueID is the node's NVLink clique, `<clusterUUID>.<cliqueId>`; empty when the node has no
 	// multi-node NVLink fabric.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
-	CliqueID string `json:"cliqueID"`
+	CliqueID string `json:"cliqueID,omitempty"`
 
 	// index is the node's position within its clique's IMEX ensemble.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	Index int32 `json:"index"`
+	Index int32 `json:"index,omitempty"`
 
 	// status says whether the node's IMEX daemon is ready.
 	// +optional

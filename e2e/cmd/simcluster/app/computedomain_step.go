@@ -97,7 +97,8 @@ func (d *demo) computeDomainJob(ctx context.Context) error {
 	var described []string
 	for _, n := range nodes {
 		m, _ := n.(map[string]any)
-		described = append(described, fmt.Sprintf("%v(%v #%v)", m["name"], m["ipAddress"], m["index"]))
+		index, _, _ := unstructured.NestedInt64(m, "index") // omitted when 0
+		described = append(described, fmt.Sprintf("%v(%v #%d)", m["name"], m["ipAddress"], index))
 	}
 	d.progress("ComputeDomain job: domain Ready with %d nodes %s, all 4 pods got %s, %.2fs after creation",
 		len(nodes), strings.Join(described, " "), keys(channels), took.Seconds())
