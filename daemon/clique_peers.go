@@ -64,24 +64,3 @@ func Addresses(peers []Peer) []string {
 	}
 	return out
 }
-
-// ChannelReady tells whether the domain's status lists node Ready and its
-// clique holds a channel: the condition under which the plugin hands out the
-// channel (and the daemon has nothing left to wait for).
-func ChannelReady(cd *v1beta1.ComputeDomain, node, cliqueID string) (int32, bool) {
-	ready := false
-	for _, n := range cd.Status.Nodes {
-		if n.Name == node && n.CliqueID == cliqueID && n.Status == v1beta1.ComputeDomainStatusReady {
-			ready = true
-		}
-	}
-	if !ready {
-		return 0, false
-	}
-	for _, c := range cd.Status.Cliques {
-		if c.CliqueID == cliqueID && c.Channel != nil {
-			return *c.Channel, true
-		}
-	}
-	return 0, false
-}

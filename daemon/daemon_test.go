@@ -241,7 +241,7 @@ func TestThreeDaemonsFormAnEnsembleLoseANodeAndRecover(t *testing.T) {
 		if w := n.daemon.Record().Writes(); w > 2 {
 			t.Errorf("daemon on %s made %d API writes to form the domain, want at most 2 (spec, ready); the plugin's label is the third", n.name, w)
 		}
-		if ch, ok := ChannelReady(formed, n.name, "cluster-a.1"); !ok || ch != 7 {
+		if ch, ok := formed.ChannelReady(n.name, "cluster-a.1"); !ok || ch != 7 {
 			t.Errorf("ChannelReady(%s) = %d, %v; want 7, true", n.name, ch, ok)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"k8s.io/klog/v2"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/daemon"
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
@@ -123,7 +122,7 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 func (d *Driver) waitForChannel(ctx context.Context, domain *apiv1beta1.ComputeDomain) (int32, bool, error) {
 	deadline := d.clock.Now().Add(d.cfg.ReadyWait)
 	for {
-		if ch, ok := daemon.ChannelReady(domain, d.cfg.NodeName, d.cfg.CliqueID); ok {
+		if ch, ok := domain.ChannelReady(d.cfg.NodeName, d.cfg.CliqueID); ok {
 			return ch, true, nil
 		}
 		if !d.clock.Now().Before(deadline) {
