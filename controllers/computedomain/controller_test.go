@@ -22,7 +22,6 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
@@ -117,7 +116,7 @@ var _ = Describe("ComputeDomain controller", func() {
 
 		By("four daemons registering, not ready yet")
 		for i, n := range nodes {
-			applyMember(ctx, cdtesting.MakeMember(cd, n, operatorNamespace).Clique(rack1).IP(fmt.Sprintf("127.0.1.%d", i+1)).
+			applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, n, operatorNamespace).Clique(rack1).IP(fmt.Sprintf("127.0.1.%d", i+1)).
 				NotReady(v1beta1.ComputeDomainMemberConditionIMEXReady, "Starting", "waiting for peers").Obj())
 		}
 		registered := map[string]int32{}
@@ -136,7 +135,7 @@ var _ = Describe("ComputeDomain controller", func() {
 
 		By("the daemons turning ready")
 		for i, n := range nodes {
-			applyMember(ctx, cdtesting.MakeMember(cd, n, operatorNamespace).Clique(rack1).IP(fmt.Sprintf("127.0.1.%d", i+1)).Ready().Obj())
+			applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, n, operatorNamespace).Clique(rack1).IP(fmt.Sprintf("127.0.1.%d", i+1)).Ready().Obj())
 		}
 		Eventually(func(g Gomega) {
 			got := getDomain(g, ctx, cd)
@@ -157,7 +156,7 @@ var _ = Describe("ComputeDomain controller", func() {
 		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 
 		By("one daemon's IMEX process dying: the domain is Degraded and names the node")
-		applyMember(ctx, cdtesting.MakeMember(cd, "gb200-r1-n03", operatorNamespace).Clique(rack1).IP("127.0.1.3").
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, "gb200-r1-n03", operatorNamespace).Clique(rack1).IP("127.0.1.3").
 			NotReady(v1beta1.ComputeDomainMemberConditionIMEXReady, "ProcessExited", "nvidia-imex exited; restarting").Obj())
 		Eventually(func(g Gomega) {
 			got := getDomain(g, ctx, cd)
@@ -170,7 +169,7 @@ var _ = Describe("ComputeDomain controller", func() {
 		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 
 		By("the daemon recovering")
-		applyMember(ctx, cdtesting.MakeMember(cd, "gb200-r1-n03", operatorNamespace).Clique(rack1).IP("127.0.1.3").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, "gb200-r1-n03", operatorNamespace).Clique(rack1).IP("127.0.1.3").Ready().Obj())
 		Eventually(func(g Gomega) {
 			got := getDomain(g, ctx, cd)
 			g.Expect(condition(got, v1beta1.ComputeDomainConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
@@ -181,9 +180,9 @@ var _ = Describe("ComputeDomain controller", func() {
 	It("gives two domains in one clique different channels, and a domain across two racks one ensemble per rack", func() {
 		a := createDomain(ctx, "a", ns)
 		b := createDomain(ctx, "b", ns)
-		applyMember(ctx, cdtesting.MakeMember(a, "r1-n01", operatorNamespace).Clique(rack1).IP("127.0.2.1").Ready().Obj())
-		applyMember(ctx, cdtesting.MakeMember(b, "r1-n01", operatorNamespace).Clique(rack1).IP("127.0.2.1").Ready().Obj())
-		applyMember(ctx, cdtesting.MakeMember(b, "r2-n01", operatorNamespace).Clique(rack2).IP("127.0.3.1").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(a, "r1-n01", operatorNamespace).Clique(rack1).IP("127.0.2.1").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(b, "r1-n01", operatorNamespace).Clique(rack1).IP("127.0.2.1").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(b, "r2-n01", operatorNamespace).Clique(rack2).IP("127.0.3.1").Ready().Obj())
 
 		chA := readyChannels(ctx, a, 1)
 		chB := readyChannels(ctx, b, 2)
@@ -200,7 +199,7 @@ var _ = Describe("ComputeDomain controller", func() {
 
 	It("removes the DaemonSet and daemon claim template of a deleted domain and hands its channel to the next domain", func() {
 		first := createDomain(ctx, "first", ns)
-		applyMember(ctx, cdtesting.MakeMember(first, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(first, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
 		released := readyChannels(ctx, first, 1)[rack1]
 		workloadRCT := &resourcev1.ResourceClaimTemplate{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "first-channel"}, workloadRCT)).To(Succeed())
@@ -225,7 +224,7 @@ var _ = Describe("ComputeDomain controller", func() {
 
 		By("the next domain in that clique receiving the released channel, the lowest free one")
 		next := createDomain(ctx, "next", ns)
-		applyMember(ctx, cdtesting.MakeMember(next, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(next, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
 		Expect(readyChannels(ctx, next, 1)[rack1]).To(BeNumerically("<=", released))
 	})
 
@@ -233,7 +232,7 @@ var _ = Describe("ComputeDomain controller", func() {
 		old := []*v1beta1.ComputeDomain{createDomain(ctx, "old-1", ns), createDomain(ctx, "old-2", ns)}
 		held := map[int32]string{}
 		for i, cd := range old {
-			applyMember(ctx, cdtesting.MakeMember(cd, fmt.Sprintf("r1-n2%d", i), operatorNamespace).Clique(rack1).IP("127.0.6.1").Ready().Obj())
+			applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, fmt.Sprintf("r1-n2%d", i), operatorNamespace).Clique(rack1).IP("127.0.6.1").Ready().Obj())
 			held[readyChannels(ctx, cd, 1)[rack1]] = cd.Name
 		}
 
@@ -242,7 +241,7 @@ var _ = Describe("ComputeDomain controller", func() {
 		startController()
 
 		fresh := createDomain(ctx, "fresh", ns)
-		applyMember(ctx, cdtesting.MakeMember(fresh, "r1-n29", operatorNamespace).Clique(rack1).IP("127.0.6.9").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(fresh, "r1-n29", operatorNamespace).Clique(rack1).IP("127.0.6.9").Ready().Obj())
 		ch := readyChannels(ctx, fresh, 1)[rack1]
 		Expect(held).NotTo(HaveKey(ch), "the new domain got channel %d, which %s holds", ch, held[ch])
 		for _, cd := range old {
@@ -258,7 +257,7 @@ var _ = Describe("ComputeDomain controller", func() {
 		racks := []string{"5f1e.10", "5f1e.11", "5f1e.12", "5f1e.13"}
 		for r, rack := range racks {
 			for n := range 16 {
-				applyMember(ctx, cdtesting.MakeMember(cd, fmt.Sprintf("r%d-n%02d", r, n), operatorNamespace).Clique(rack).
+				applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, fmt.Sprintf("r%d-n%02d", r, n), operatorNamespace).Clique(rack).
 					IP(fmt.Sprintf("127.1.%d.%d", r, n+1)).Ready().Obj())
 			}
 		}
@@ -303,7 +302,7 @@ var _ = Describe("ComputeDomain controller", func() {
 
 	It("counts its API writes without conflicts", func() {
 		cd := createDomain(ctx, "counted", ns)
-		applyMember(ctx, cdtesting.MakeMember(cd, "r1-n11", operatorNamespace).Clique(rack1).IP("127.0.5.1").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n11", operatorNamespace).Clique(rack1).IP("127.0.5.1").Ready().Obj())
 		readyChannels(ctx, cd, 1)
 		writes, conflicts := writeCounts()
 		Expect(writes).To(BeNumerically(">", 0))

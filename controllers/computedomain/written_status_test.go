@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -25,7 +24,7 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
 	stale := cd.DeepCopy()
 	base := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(cd, cdtesting.MakeMember(cd, "n2", testOperatorNS).Clique("c.1").Obj()).
+		WithObjects(cd, utiltesting.MakeComputeDomainMember(cd, "n2", testOperatorNS).Clique("c.1").Obj()).
 		WithStatusSubresource(&v1beta1.ComputeDomain{}).
 		WithIndex(&v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField, func(o client.Object) []string {
 			return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
@@ -47,7 +46,7 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 		t.Fatalf("first reconcile: %v", err)
 	}
 	// n1 joins after n2 and sorts before it: it must take the next free index, not n2's.
-	if err := base.Create(ctx, cdtesting.MakeMember(cd, "n1", testOperatorNS).Clique("c.1").Obj()); err != nil {
+	if err := base.Create(ctx, utiltesting.MakeComputeDomainMember(cd, "n1", testOperatorNS).Clique("c.1").Obj()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Reconcile(ctx, req); err != nil {

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
@@ -59,9 +58,9 @@ func TestCleanupRun(t *testing.T) {
 			ctx := context.Background()
 			objs := append([]client.Object{
 				doomed.DeepCopy(),
-				cdtesting.MakeMember(doomed, "n1", opNS).Obj(),
-				cdtesting.MakeMember(doomed, "n2", opNS).Obj(),
-				cdtesting.MakeMember(other, "n1", opNS).Obj(),
+				utiltesting.MakeComputeDomainMember(doomed, "n1", opNS).Obj(),
+				utiltesting.MakeComputeDomainMember(doomed, "n2", opNS).Obj(),
+				utiltesting.MakeComputeDomainMember(other, "n1", opNS).Obj(),
 			}, tc.existing...)
 			c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).Build()
 			var released releases

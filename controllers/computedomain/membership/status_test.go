@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/cdtesting"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -28,7 +27,7 @@ var (
 	t1      = metav1.NewTime(t0.Add(time.Minute))
 	baseCD  = utiltesting.MakeComputeDomain("job", "team-a").UID("0f3c9a7e-0000").Generation(1)
 	readyIn = func(node, clique string) v1beta1.ComputeDomainMember {
-		return *cdtesting.MakeMember(baseCD.Obj(), node, opNS).Clique(clique).IP("10.0.0." + node[len(node)-1:]).Ready().Obj()
+		return *utiltesting.MakeComputeDomainMember(baseCD.Obj(), node, opNS).Clique(clique).IP("10.0.0." + node[len(node)-1:]).Ready().Obj()
 	}
 )
 
@@ -87,7 +86,7 @@ func TestCompute(t *testing.T) {
 			domain: baseCD.Clone().Obj(),
 			members: []v1beta1.ComputeDomainMember{
 				readyIn("n1", rackA),
-				*cdtesting.MakeMember(baseCD.Obj(), "n2", opNS).Clique(rackA).NotReady("IMEXReady", "Starting", "waiting for peers file").Obj(),
+				*utiltesting.MakeComputeDomainMember(baseCD.Obj(), "n2", opNS).Clique(rackA).NotReady("IMEXReady", "Starting", "waiting for peers file").Obj(),
 			},
 			channels:     map[string]int32{rackA: 1},
 			skipNodeDiff: true,
@@ -106,7 +105,7 @@ func TestCompute(t *testing.T) {
 				Node(v1beta1.ComputeDomainNode{Name: "n2", CliqueID: rackA, Index: 1, Status: "Ready", LastReadyTime: &t0}).Obj(),
 			members: []v1beta1.ComputeDomainMember{
 				readyIn("n1", rackA),
-				*cdtesting.MakeMember(baseCD.Obj(), "n2", opNS).Clique(rackA).IP("10.0.0.2").NotReady("IMEXReady", "ProcessExited", "nvidia-imex exited with signal 9; restarting").Obj(),
+				*utiltesting.MakeComputeDomainMember(baseCD.Obj(), "n2", opNS).Clique(rackA).IP("10.0.0.2").NotReady("IMEXReady", "ProcessExited", "nvidia-imex exited with signal 9; restarting").Obj(),
 			},
 			channels: map[string]int32{rackA: 1},
 			wantNodes: []v1beta1.ComputeDomainNode{
@@ -126,7 +125,7 @@ func TestCompute(t *testing.T) {
 			domain: baseCD.Clone().
 				Node(v1beta1.ComputeDomainNode{Name: "n2", CliqueID: rackA, Index: 1, Status: "NotReady", LastReadyTime: &t0}).Obj(),
 			members: []v1beta1.ComputeDomainMember{
-				*cdtesting.MakeMember(baseCD.Obj(), "n2", opNS).Clique(rackA).NotReady("IMEXReady", "ProcessExited", "restarting").Obj(),
+				*utiltesting.MakeComputeDomainMember(baseCD.Obj(), "n2", opNS).Clique(rackA).NotReady("IMEXReady", "ProcessExited", "restarting").Obj(),
 			},
 			channels: map[string]int32{rackA: 1},
 			wantNodes: []v1beta1.ComputeDomainNode{
@@ -162,7 +161,7 @@ func TestCompute(t *testing.T) {
 			domain: baseCD.Clone().
 				Node(v1beta1.ComputeDomainNode{Name: "n1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t0}).Obj(),
 			members: []v1beta1.ComputeDomainMember{func() v1beta1.ComputeDomainMember {
-				m := cdtesting.MakeMember(baseCD.Obj(), "n1", opNS).Clique(rackA).Ready().Obj()
+				m := utiltesting.MakeComputeDomainMember(baseCD.Obj(), "n1", opNS).Clique(rackA).Ready().Obj()
 				m.Status.Ready = false
 				m.Status.Conditions[1].Status, m.Status.Conditions[1].Reason, m.Status.Conditions[1].Message = "False", "PeerDown", "peer 10.0.0.2 unreachable"
 				return *m
