@@ -127,7 +127,7 @@ func (r *Reconciler) placeDaemons(ctx context.Context, cd *v1beta1.ComputeDomain
 			return err
 		}
 		if created == want {
-			r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: want.UID, generation: want.Generation, nodes: nodes})
+			r.expectations.expectDaemonSet(cd, daemonSetExpectation{uid: want.UID, generation: want.Generation, nodes: nodes})
 			klog.FromContext(ctx).V(2).Info("Created DaemonSet", "daemonSet", klog.KObj(want), "nodes", len(nodes))
 			return nil
 		}
@@ -143,9 +143,10 @@ func (r *Reconciler) placeDaemons(ctx context.Context, cd *v1beta1.ComputeDomain
 }
 
 // currentDaemonSet is the domain's DaemonSet as the controller should see it, nil when there is none. The
-// informer cache lags behind the controller's own writes, so where it has not caught up with the last write
-// of this process, what that write made stands in for it: a DaemonSet deleted by the controller is gone
-// even while the cache still shows it, and one it created or patched has the node list it wrote.
+// informer cache lags behind the controller's own writes, so where it has not caught up with the
+// controller's expectation (the state its last write in this process left the DaemonSet in), the expected
+// DaemonSet stands in for it: one deleted by the controller is gone even while the cache still shows it, and
+// one it created or patched has the node list it wrote.
 func (r *Reconciler) currentDaemonSet(ctx context.Context, cd *v1beta1.ComputeDomain, key client.ObjectKey) (*appsv1.DaemonSet, error) {
 	cached := &appsv1.DaemonSet{}
 	if err := r.client.Get(ctx, key, cached); err != nil {
@@ -154,19 +155,19 @@ func (r *Reconciler) currentDaemonSet(ctx context.Context, cd *v1beta1.ComputeDo
 		}
 		cached = nil
 	}
-	last, ok := r.written.daemonSet(cd.UID)
+	expected, ok := r.expectations.daemonSet(cd.UID)
 	switch {
 	case !ok:
 		return cached, nil
-	case last.deleted:
-		if cached != nil && cached.UID == last.uid {
+	case expected.deleted:
+		if cached != nil && cached.UID == expected.uid {
 			return nil, nil
 		}
 		return cached, nil
-	case cached == nil || (cached.UID == last.uid && cached.Generation < last.generation):
-		written := DaemonSet(cd, r.cfg, last.nodes)
-		written.UID, written.Generation = last.uid, last.generation
-		return written, nil
+	case cached == nil || (cached.UID == expected.uid && cached.Generation < expected.generation):
+		ds := DaemonSet(cd, r.cfg, expected.nodes)
+		ds.UID, ds.Generation = expected.uid, expected.generation
+		return ds, nil
 	}
 	return cached, nil
 }
@@ -185,11 +186,11 @@ func (r *Reconciler) patchDaemonSet(ctx context.Context, cd *v1beta1.ComputeDoma
 	if err := r.client.Patch(ctx, updated, client.MergeFrom(base)); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Deleted behind our back: the next reconcile creates it anew.
-			r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: current.UID, deleted: true})
+			r.expectations.expectDaemonSet(cd, daemonSetExpectation{uid: current.UID, deleted: true})
 		}
 		return fmt.Errorf("update DaemonSet %s/%s: %w", want.Namespace, want.Name, err)
 	}
-	r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: updated.UID, generation: updated.Generation, nodes: nodes})
+	r.expectations.expectDaemonSet(cd, daemonSetExpectation{uid: updated.UID, generation: updated.Generation, nodes: nodes})
 	klog.FromContext(ctx).V(2).Info("Updated DaemonSet", "daemonSet", klog.KObj(updated), "nodes", len(nodes))
 	return nil
 }
@@ -212,7 +213,7 @@ func (r *Reconciler) deleteDaemonSet(ctx context.Context, cd *v1beta1.ComputeDom
 	if err := r.client.Delete(ctx, ds, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete DaemonSet %s: %w", key, err)
 	}
-	r.written.rememberDaemonSet(cd, writtenDaemonSet{uid: uid, deleted: true})
+	r.expectations.expectDaemonSet(cd, daemonSetExpectation{uid: uid, deleted: true})
 	klog.FromContext(ctx).V(2).Info("Deleted DaemonSet: the domain's workload holds no node", "daemonSet", key)
 	return nil
 }

@@ -12,19 +12,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
@@ -45,123 +38,66 @@ type EventRecorder interface {
 
 // Reconciler reconciles ComputeDomains.
 type Reconciler struct {
-	client    client.Client
-	apiReader client.Reader
-	recorder  EventRecorder
-	channels  *ChannelAllocator
-	clock     clock.PassiveClock
-	metrics   *Metrics
-	written   *writtenStatuses
-	cfg       Config
+	client       client.Client
+	apiReader    client.Reader
+	recorder     EventRecorder
+	channels     *ChannelAllocator
+	clock        clock.PassiveClock
+	metrics      *Metrics
+	expectations *expectations
+	cfg          Config
 }
-
-// Option configures a Reconciler.
-type Option func(*Reconciler)
-
-// WithClock sets the clock (default: the real clock).
-func WithClock(c clock.PassiveClock) Option { return func(r *Reconciler) { r.clock = c } }
-
-// WithChannelAllocator sets the channel allocator (default: a new one for cfg.MaxChannels).
-func WithChannelAllocator(a *ChannelAllocator) Option { return func(r *Reconciler) { r.channels = a } }
 
 // NewReconciler returns a reconciler that writes through c (wrapped to count its writes in m), confirms
 // cache misses through apiReader, and emits events through recorder.
-func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecorder, m *Metrics, cfg Config, opts ...Option) (*Reconciler, error) {
+func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecorder, m *Metrics, cfg Config) (*Reconciler, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Reconciler{
-		client:    m.instrument(c),
-		apiReader: apiReader,
-		recorder:  recorder,
-		clock:     clock.RealClock{},
-		metrics:   m,
-		written:   newWrittenStatuses(),
-		cfg:       cfg,
-	}
-	for _, o := range opts {
-		o(r)
-	}
-	if r.channels == nil {
-		r.channels = NewChannelAllocator(cfg.MaxChannels)
-	}
-	return r, nil
-}
-
-// CacheByObject is the manager cache configuration the reconciler expects: claim templates and
-// DaemonSets only when this controller labeled them, ResourceClaims only when generated from a domain's
-// workload claim template, DaemonSets and member records only in the operator namespace. It keeps the
-// controller's memory independent of the cluster's other workloads.
-func CacheByObject(operatorNamespace string) (map[client.Object]cache.ByObject, error) {
-	managed := labels.SelectorFromSet(labels.Set{ManagedByLabelKey: ManagedByLabelValue})
-	workload, err := labels.NewRequirement(v1beta1.WorkloadClaimLabelKey, selection.Exists, nil)
-	if err != nil {
-		return nil, fmt.Errorf("select workload claims: %w", err)
-	}
-	return map[client.Object]cache.ByObject{
-		&resourcev1.ResourceClaimTemplate{}: {Label: managed},
-		&resourcev1.ResourceClaim{}:         {Label: labels.NewSelector().Add(*workload)},
-		&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{operatorNamespace: {}}},
-		&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+	return &Reconciler{
+		client:       m.instrument(c),
+		apiReader:    apiReader,
+		recorder:     recorder,
+		channels:     NewChannelAllocator(cfg.MaxChannels),
+		clock:        clock.RealClock{},
+		metrics:      m,
+		expectations: newExpectations(),
+		cfg:          cfg,
 	}, nil
 }
 
-// SetupWithManager registers the member index and the controller's watches. workers is the number of
-// concurrent reconciles; the channel allocator serializes what must be serial.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField,
-		func(o client.Object) []string {
-			return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
-		}); err != nil {
-		return fmt.Errorf("index ComputeDomainMembers by %s: %w", v1beta1.ComputeDomainMemberDomainUIDField, err)
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&v1beta1.ComputeDomain{}).
-		Watches(&resourcev1.ResourceClaimTemplate{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
-		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
-		Watches(&resourcev1.ResourceClaim{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
-		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+// scope is one reconcile of a live domain: the domain as the controller knows it, and what the phases
+// observed, from which the deferred status patch computes the status.
+type scope struct {
+	domain *v1beta1.ComputeDomain
+	// blocker is set by the claim template phase when a foreign template holds the workload template's name.
+	blocker *membership.Blocker
+	// membersObserved says the membership phase listed the domain's members; members, channels and
+	// channelErrors are what it found.
+	membersObserved bool
+	members         []v1beta1.ComputeDomainMember
+	channels        map[string]int32
+	channelErrors   map[string]error
 }
 
-// domainFromAnnotations maps an object the controller created (claim templates, DaemonSet) or a workload
-// claim generated from its template (which copies the template's annotations) to the domain its
-// annotations name.
-func domainFromAnnotations(_ context.Context, o client.Object) []reconcile.Request {
-	ns, name := o.GetAnnotations()[DomainNamespaceAnnotation], o.GetAnnotations()[DomainNameAnnotation]
-	if ns == "" || name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
-}
-
-// domainOfMember maps a member record to its domain.
-func domainOfMember(_ context.Context, o client.Object) []reconcile.Request {
-	m, ok := o.(*v1beta1.ComputeDomainMember)
-	if !ok || m.Spec.DomainNamespace == "" || m.Spec.DomainName == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: m.Spec.DomainNamespace, Name: m.Spec.DomainName}}}
-}
-
-// Reconcile brings one domain's objects and status in line with its spec and members.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile brings one domain's objects and status in line with its spec and members: get, finalizer, the
+// phases (claim templates, daemons, membership), and one status patch, deferred so that it is computed and
+// written whatever the phases returned. Their errors and the patch's are returned together.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	cached := &v1beta1.ComputeDomain{}
 	if err := r.client.Get(ctx, req.NamespacedName, cached); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Gone without our finalizer (or after it): nothing may stay allocated in its name.
 			r.channels.ReleaseNamed(req.NamespacedName)
-			r.written.forgetNamed(req.NamespacedName)
+			r.expectations.forgetNamed(req.NamespacedName)
 			r.metrics.forgetNamed(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
 	}
 	// The cache may not have seen the controller's last status write yet; compute from that write.
-	cd := r.written.current(cached)
+	cd := r.expectations.domain(cached)
 	logger := klog.FromContext(ctx).WithValues("computeDomain", klog.KObj(cd), "domainUID", cd.UID)
 	ctx = klog.NewContext(ctx, logger)
 
@@ -171,43 +107,80 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !cd.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, cd)
 	}
+	// No object is created for a domain whose finalizer would not delete it again.
 	if _, err := finalizer.Ensure(ctx, r.client, cd); err != nil {
 		return ctrl.Result{}, err
 	}
 
-	var errs []error
-	blocker, err := r.ensureWorkloadClaimTemplate(ctx, cd)
-	errs = append(errs, err)
-	errs = append(errs, r.ensureDaemonClaimTemplate(ctx, cd))
-	claims, err := r.workloadClaims(ctx, cd)
-	if err != nil {
+	s := &scope{domain: cd}
+	defer func() {
+		if err := r.patchStatus(ctx, s); err != nil {
+			// controller-runtime ignores a result returned with an error; the error's backoff retries.
+			result, reterr = ctrl.Result{}, utilerrors.NewAggregate([]error{reterr, err})
+		}
+	}()
+	if err := utilerrors.NewAggregate([]error{
+		r.reconcileClaimTemplates(ctx, s),
+		r.reconcileDaemons(ctx, s),
+		r.reconcileMembership(ctx, s),
+	}); err != nil {
 		return ctrl.Result{}, err
+	}
+	if s.blocker != nil {
+		return ctrl.Result{RequeueAfter: blockedRetry}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileClaimTemplates creates the domain's workload and daemon claim templates. A foreign template
+// holding the workload template's name is left alone and blocks the domain.
+func (r *Reconciler) reconcileClaimTemplates(ctx context.Context, s *scope) error {
+	blocker, err := r.ensureWorkloadClaimTemplate(ctx, s.domain)
+	s.blocker = blocker
+	return utilerrors.NewAggregate([]error{err, r.ensureDaemonClaimTemplate(ctx, s.domain)})
+}
+
+// reconcileDaemons runs the domain's IMEX daemons on exactly the nodes its workload claims are allocated on.
+func (r *Reconciler) reconcileDaemons(ctx context.Context, s *scope) error {
+	claims, err := r.workloadClaims(ctx, s.domain)
+	if err != nil {
+		return err
 	}
 	nodes := WorkloadNodes(claims)
-	r.metrics.observeWorkload(cd, len(nodes), r.clock.Now())
-	errs = append(errs, r.placeDaemons(ctx, cd, nodes))
+	r.metrics.observeWorkload(s.domain, len(nodes), r.clock.Now())
+	return r.placeDaemons(ctx, s.domain, nodes)
+}
 
-	members, err := r.members(ctx, cd)
+// reconcileMembership lists the domain's member records and makes sure the domain holds a channel in every
+// clique they are in.
+func (r *Reconciler) reconcileMembership(ctx context.Context, s *scope) error {
+	members, err := r.members(ctx, s.domain)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
-	channels, channelErrs := r.assignChannels(cd, members)
+	s.members = members
+	s.channels, s.channelErrors = r.assignChannels(s.domain, members)
+	s.membersObserved = true
+	return nil
+}
+
+// patchStatus computes the domain's status from what the phases observed and writes it. Without the
+// members there is nothing to compute it from (a status computed without them would drop every node's
+// index and every channel), so the status stays as it is and the returned error brings the next pass.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
+	if !s.membersObserved {
+		return nil
+	}
 	status := membership.Compute(membership.Input{
-		Domain:            cd,
-		Members:           members,
-		Channels:          channels,
-		ChannelErrors:     channelErrs,
-		Blocker:           blocker,
+		Domain:            s.domain,
+		Members:           s.members,
+		Channels:          s.channels,
+		ChannelErrors:     s.channelErrors,
+		Blocker:           s.blocker,
 		Now:               metav1.NewTime(r.clock.Now()),
 		MaxNodesPerClique: r.cfg.MaxNodesPerClique,
 	})
-	if err := r.writeStatus(ctx, cd, status); err != nil {
-		return ctrl.Result{}, err
-	}
-	if blocker != nil {
-		return ctrl.Result{RequeueAfter: blockedRetry}, utilerrors.NewAggregate(errs)
-	}
-	return ctrl.Result{}, utilerrors.NewAggregate(errs)
+	return r.writeStatus(ctx, s.domain, status)
 }
 
 // rebuildChannels restores the channel allocator from every domain's status, once per process, before
@@ -259,7 +232,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain,
 	if err := r.client.Status().Patch(ctx, cd, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("write status of ComputeDomain %s: %w", klog.KObj(cd), err)
 	}
-	r.written.remember(cd)
+	r.expectations.expectStatus(cd)
 	klog.FromContext(ctx).V(2).Info("Wrote status", "status", status.Status, "readyNodes", status.ReadyNodes, "totalNodes", status.TotalNodes)
 	r.metrics.observeDomain(cd, r.clock.Now())
 	r.emitEvents(before, cd)
@@ -331,6 +304,6 @@ func (r *Reconciler) finalize(ctx context.Context, cd *v1beta1.ComputeDomain) er
 		return err
 	}
 	r.metrics.forgetDomain(cd.UID)
-	r.written.forget(cd.UID)
+	r.expectations.forget(cd.UID)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/controllertest"
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
@@ -54,7 +55,7 @@ func startController() {
 	GinkgoHelper()
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(GinkgoWriter)))
 	registry = prometheus.NewRegistry()
-	stopController, err := env.StartController(klog.NewContext(context.Background(), logger), operatorNamespace, registry)
+	stopController, err := controllertest.Start(klog.NewContext(context.Background(), logger), env, operatorNamespace, registry)
 	Expect(err).NotTo(HaveOccurred())
 	stop = func() {
 		Expect(stopController()).To(Succeed())

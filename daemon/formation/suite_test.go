@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/controllertest"
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 	cdplugin "github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
@@ -63,7 +64,7 @@ var _ = BeforeSuite(func() {
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	suiteCtx = ctx
 
-	stopController, err := env.StartController(ctx, operatorNamespace, prometheus.NewRegistry())
+	stopController, err := controllertest.Start(ctx, env, operatorNamespace, prometheus.NewRegistry())
 	Expect(err).NotTo(HaveOccurred())
 
 	domainCache, err = cache.New(env.Config, cache.Options{Scheme: env.Scheme})

@@ -1,6 +1,7 @@
 // Package app is the ComputeDomain controller binary: flags, manager, metrics endpoint. Run holds no
-// process-global state (its own flag set, logger, metrics registry and controller-runtime options), so
-// several instances can run in one process.
+// process-global state of its own (its own flag set, logger, metrics registry and controller-runtime
+// options; controller-runtime's metrics registry is process-global and shared), so several instances can
+// run in one process.
 package app
 
 import (
@@ -17,16 +18,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
@@ -157,48 +154,32 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 		return err
 	}
 
-	scheme, err := newScheme()
+	scheme, err := kubescheme.New()
 	if err != nil {
 		return err
 	}
-	byObject, err := computedomain.CacheByObject(cfg.OperatorNamespace)
-	if err != nil {
-		return err
-	}
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme: scheme,
-		Logger: logger,
-		// controller-runtime's metrics server serves its process-global registry; ours serves our own.
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:        o.healthProbeAddress,
-		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              o.leaderElectionID,
-		LeaderElectionNamespace:       o.leaderElectionNS,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &o.leaseDuration,
-		RenewDeadline:                 &o.renewDeadline,
-		RetryPeriod:                   &o.retryPeriod,
-		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                         cache.Options{ByObject: byObject},
+	registry := prometheus.NewRegistry()
+	mgr, err := computedomain.NewManager(ctx, restConfig, cfg, computedomain.ManagerOptions{
+		Scheme:     scheme,
+		Logger:     logger,
+		Registerer: registry,
+		Workers:    o.workers,
+		Manager: ctrl.Options{
+			HealthProbeBindAddress:        o.healthProbeAddress,
+			LeaderElection:                o.leaderElect,
+			LeaderElectionID:              o.leaderElectionID,
+			LeaderElectionNamespace:       o.leaderElectionNS,
+			LeaderElectionReleaseOnCancel: true,
+			LeaseDuration:                 &o.leaseDuration,
+			RenewDeadline:                 &o.renewDeadline,
+			RetryPeriod:                   &o.retryPeriod,
+		},
 	})
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
-	}
-
-	registry := prometheus.NewRegistry()
-	metrics, err := computedomain.NewMetrics(registry)
-	if err != nil {
-		return err
-	}
-	r, err := computedomain.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(computedomain.ControllerName), metrics, cfg)
-	if err != nil {
-		return err
-	}
-	if err := r.SetupWithManager(ctx, mgr, o.workers); err != nil {
 		return err
 	}
 	if o.metricsAddress != "0" && o.metricsAddress != "" {
-		if err := mgr.Add(&metricsEndpoint{address: o.metricsAddress, gatherer: registry}); err != nil {
+		if err := mgr.Add(&metricsEndpoint{address: o.metricsAddress, gatherer: metricsGatherer(registry)}); err != nil {
 			return err
 		}
 	}
@@ -214,7 +195,14 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 	return mgr.Start(ctx)
 }
 
-// metricsEndpoint serves one registry over HTTP, on every replica (not only the leader).
+// metricsGatherer gathers the controller's own metrics from registry and controller-runtime's (reconciles,
+// work queue, API client, Go runtime and process) from controller-runtime's process-global registry, which
+// is registered once per process however many controllers run in it.
+func metricsGatherer(registry prometheus.Gatherer) prometheus.Gatherer {
+	return prometheus.Gatherers{registry, ctrlmetrics.Registry}
+}
+
+// metricsEndpoint serves metrics over HTTP, on every replica (not only the leader).
 type metricsEndpoint struct {
 	address  string
 	gatherer prometheus.Gatherer
@@ -241,8 +229,4 @@ func (m *metricsEndpoint) Start(ctx context.Context) error {
 		return fmt.Errorf("serve metrics: %w", err)
 	}
 	return nil
-}
-
-func newScheme() (*runtime.Scheme, error) {
-	return kubescheme.New()
 }

@@ -1,4 +1,4 @@
-package envtest
+package controllertest
 
 import (
 	"context"
@@ -13,17 +13,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
-	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
-// TestStartedControllerReconcilesADomain starts a control plane and the
-// controller on it; a new ComputeDomain gets the controller's finalizer, and
-// stop ends the manager cleanly.
+// TestStartedControllerReconcilesADomain starts a control plane and the controller on it; a new
+// ComputeDomain gets the controller's finalizer, and stop ends the manager cleanly.
 func TestStartedControllerReconcilesADomain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver and etcd")
 	}
-	env, err := Start()
+	env, err := envtest.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +37,11 @@ func TestStartedControllerReconcilesADomain(t *testing.T) {
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	stop, err := env.StartController(ctx, ns, prometheus.NewRegistry())
+	stop, err := Start(ctx, env, ns, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cd := cdtest.MakeComputeDomain("train", "default").Obj()
+	cd := utiltesting.MakeComputeDomain("train", "default").Obj()
 	if err := env.Client.Create(ctx, cd); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,40 @@
+// Package controllertest runs the ComputeDomain controller on an envtest control plane, wired as the
+// binary wires it (computedomain.NewManager), for the envtest suites of the controller and of the node
+// side. Tests only.
+package controllertest
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
+)
+
+// DaemonImage is the IMEX daemon image the test controller puts in the DaemonSets it creates.
+const DaemonImage = "registry.example/compute-domain:test"
+
+// Workers is the test controller's number of concurrent reconciles.
+const Workers = 4
+
+// Start starts a manager running the ComputeDomain controller for operatorNamespace against env, as a
+// controller process does when it starts: the logger is ctx's, the controller's metrics go to reg, no
+// metrics server is bound. stop ends the manager and returns what its Start returned.
+func Start(ctx context.Context, env *envtest.Env, operatorNamespace string, reg prometheus.Registerer) (stop func() error, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	mgr, err := computedomain.NewManager(ctx, env.Config,
+		computedomain.Config{OperatorNamespace: operatorNamespace, DaemonImage: DaemonImage},
+		computedomain.ManagerOptions{Scheme: env.Scheme, Logger: klog.FromContext(ctx), Registerer: reg, Workers: Workers})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() error {
+		cancel()
+		return <-done
+	}, nil
+}

@@ -1,0 +1,112 @@
+package computedomain
+
+import (
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// expectations are what the controller expects its informer cache to show after its own writes, the idea
+// of the ControllerExpectations of Kubernetes' controllers: per domain, the status it last wrote and the
+// state its last write left the domain's DaemonSet in. The cache lags behind the controller's writes: a
+// reconcile that computed from a stale cached status would hand out node indices again and move them (the
+// failure of NVIDIA's driver in its issue #1418), and one that compared against a stale DaemonSet would
+// write the same node list twice.
+//
+// Unlike Kubernetes' expectations, which count creates and deletes until the informer has seen them, these
+// hold the written state itself: the controller is the only writer of a domain's status and of its
+// DaemonSet's spec, so what it wrote last is the truth. The status expectation stands for the cached status
+// always; the DaemonSet expectation only until the cache shows the generation it produced. Expectations last
+// as long as the process; after a restart the cache, synced before the first reconcile, is current.
+type expectations struct {
+	mu      sync.Mutex
+	domains map[types.UID]*domainExpectations
+}
+
+// domainExpectations are one domain's expectations.
+type domainExpectations struct {
+	name      types.NamespacedName
+	status    *v1beta1.ComputeDomainStatus
+	daemonSet *daemonSetExpectation
+}
+
+// daemonSetExpectation is the state the controller's last write left a domain's DaemonSet in.
+type daemonSetExpectation struct {
+	// uid is the DaemonSet's UID; generation the generation that write produced.
+	uid        types.UID
+	generation int64
+	// deleted: the write deleted the DaemonSet; nodes: else, the nodes it selects.
+	deleted bool
+	nodes   []string
+}
+
+func newExpectations() *expectations {
+	return &expectations{domains: map[types.UID]*domainExpectations{}}
+}
+
+func (e *expectations) entryLocked(cd *v1beta1.ComputeDomain) *domainExpectations {
+	d, ok := e.domains[cd.UID]
+	if !ok {
+		d = &domainExpectations{name: types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name}}
+		e.domains[cd.UID] = d
+	}
+	return d
+}
+
+// domain returns a copy of the cached domain with its status replaced by the expected one, when the
+// controller wrote one in this process.
+func (e *expectations) domain(cached *v1beta1.ComputeDomain) *v1beta1.ComputeDomain {
+	out := cached.DeepCopy()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if d, ok := e.domains[cached.UID]; ok && d.status != nil {
+		out.Status = *d.status.DeepCopy()
+	}
+	return out
+}
+
+// expectStatus records the status of cd, which the API server accepted.
+func (e *expectations) expectStatus(cd *v1beta1.ComputeDomain) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.entryLocked(cd).status = cd.Status.DeepCopy()
+}
+
+// daemonSet returns what the controller's last write in this process left the domain's DaemonSet as.
+func (e *expectations) daemonSet(uid types.UID) (daemonSetExpectation, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if d, ok := e.domains[uid]; ok && d.daemonSet != nil {
+		return *d.daemonSet, true
+	}
+	return daemonSetExpectation{}, false
+}
+
+// expectDaemonSet records a write to the domain's DaemonSet that the API server accepted.
+func (e *expectations) expectDaemonSet(cd *v1beta1.ComputeDomain, ds daemonSetExpectation) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ds.nodes = slices.Clone(ds.nodes)
+	e.entryLocked(cd).daemonSet = &ds
+}
+
+// forget drops a deleted domain.
+func (e *expectations) forget(uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.domains, uid)
+}
+
+// forgetNamed drops a domain that is gone, by name, whatever its UID was.
+func (e *expectations) forgetNamed(name types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for uid, d := range e.domains {
+		if d.name == name {
+			delete(e.domains, uid)
+		}
+	}
+}

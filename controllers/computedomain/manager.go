@@ -1,0 +1,139 @@
+package computedomain
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// ManagerOptions are what NewManager needs besides the reconciler's Config.
+type ManagerOptions struct {
+	// Scheme holds the built-in Kubernetes kinds and this repository's kinds.
+	Scheme *runtime.Scheme
+	// Logger is the manager's and the controller's logger.
+	Logger logr.Logger
+	// Registerer takes the controller's own metrics (NewMetrics). controller-runtime's metrics stay in its
+	// process-global registry (sigs.k8s.io/controller-runtime/pkg/metrics.Registry); whoever serves metrics
+	// serves both.
+	Registerer prometheus.Registerer
+	// Workers is the number of concurrent reconciles (0: one).
+	Workers int
+	// Manager holds the remaining manager settings (leader election, health probes). Its Scheme, Logger,
+	// Metrics, Controller and Cache are overridden.
+	Manager ctrl.Options
+}
+
+// NewManager returns a manager, not yet started, that runs the ComputeDomain controller for cfg: the
+// binary's and the test suites' one wiring of cache, metrics, reconciler and watches. The manager binds no
+// metrics server, and the controller's name is not checked for uniqueness, so the controller can run more
+// than once in one process (the simulated cluster runs it in-process, the test suites restart it).
+func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o ManagerOptions) (ctrl.Manager, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	byObject, err := cacheByObject(cfg.OperatorNamespace)
+	if err != nil {
+		return nil, err
+	}
+	opts := o.Manager
+	opts.Scheme = o.Scheme
+	opts.Logger = o.Logger
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	opts.Controller = ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}
+	opts.Cache = cache.Options{ByObject: byObject}
+	mgr, err := ctrl.NewManager(restConfig, opts)
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	metrics, err := NewMetrics(o.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), metrics, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetupWithManager(ctx, mgr, o.Workers); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// cacheByObject is the manager cache configuration the reconciler expects: claim templates and
+// DaemonSets only when this controller labeled them, ResourceClaims only when generated from a domain's
+// workload claim template, DaemonSets and member records only in the operator namespace. It keeps the
+// controller's memory independent of the cluster's other workloads.
+func cacheByObject(operatorNamespace string) (map[client.Object]cache.ByObject, error) {
+	managed := labels.SelectorFromSet(labels.Set{ManagedByLabelKey: ManagedByLabelValue})
+	workload, err := labels.NewRequirement(v1beta1.WorkloadClaimLabelKey, selection.Exists, nil)
+	if err != nil {
+		return nil, fmt.Errorf("select workload claims: %w", err)
+	}
+	return map[client.Object]cache.ByObject{
+		&resourcev1.ResourceClaimTemplate{}: {Label: managed},
+		&resourcev1.ResourceClaim{}:         {Label: labels.NewSelector().Add(*workload)},
+		&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+		&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+	}, nil
+}
+
+// SetupWithManager registers the member index and the controller's watches. workers is the number of
+// concurrent reconciles; the channel allocator serializes what must be serial.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField,
+		func(o client.Object) []string {
+			return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
+		}); err != nil {
+		return fmt.Errorf("index ComputeDomainMembers by %s: %w", v1beta1.ComputeDomainMemberDomainUIDField, err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1beta1.ComputeDomain{}).
+		Watches(&resourcev1.ResourceClaimTemplate{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
+		Watches(&resourcev1.ResourceClaim{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
+		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// domainFromAnnotations maps an object the controller created (claim templates, DaemonSet) or a workload
+// claim generated from its template (which copies the template's annotations) to the domain its
+// annotations name.
+func domainFromAnnotations(_ context.Context, o client.Object) []reconcile.Request {
+	ns, name := o.GetAnnotations()[DomainNamespaceAnnotation], o.GetAnnotations()[DomainNameAnnotation]
+	if ns == "" || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// domainOfMember maps a member record to its domain.
+func domainOfMember(_ context.Context, o client.Object) []reconcile.Request {
+	m, ok := o.(*v1beta1.ComputeDomainMember)
+	if !ok || m.Spec.DomainNamespace == "" || m.Spec.DomainName == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: m.Spec.DomainNamespace, Name: m.Spec.DomainName}}}
+}
