@@ -13,7 +13,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
-	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // Defaults of the daemon loop.
@@ -51,8 +51,8 @@ type Options struct {
 	// an ensemble of itself alone).
 	DomainSynced func() bool
 	// Starter runs IMEX; Prober asks it for its state.
-	Starter Starter
-	Prober  Prober
+	Starter imex.Starter
+	Prober  imex.Prober
 	// Zero values take the defaults above.
 	ProbeInterval    time.Duration
 	JoinGrace        time.Duration
@@ -230,7 +230,7 @@ func (d *Daemon) sync(ctx context.Context) {
 	for a := range d.joining {
 		// The join grace ends when the peer connects: losing it afterwards
 		// is a loss, however soon after it joined.
-		if obs.State.Peers[a] == imexstandin.PeerConnected {
+		if obs.State.Peers[a] == imex.PeerConnected {
 			delete(d.joining, a)
 			continue
 		}

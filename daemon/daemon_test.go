@@ -21,7 +21,8 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
-	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
@@ -143,8 +144,8 @@ func startDaemon(t *testing.T, c client.Client, ctrl *fakeController, cd *v1beta
 			return &got, err
 		},
 		DomainChanged:    ctrl.listen(),
-		Starter:          InProcessStandin{},
-		Prober:           StandinProber{CmdAddress: fmt.Sprintf("%s:%d", ip, IMEXCommandPort)},
+		Starter:          standin.InProcessStarter{},
+		Prober:           standin.NewCommandPortProber(ip),
 		ProbeInterval:    50 * time.Millisecond,
 		JoinGrace:        DefaultJoinGrace,
 		FirstReportDelay: 5 * time.Second,
@@ -330,11 +331,11 @@ func TestAPeerLostSoonAfterItConnectedIsReported(t *testing.T) {
 	})
 	// The domain is Ready before the daemons learn of each other; wait until
 	// node 0's IMEX is connected to node 1 and its daemon has probed since.
-	prober := StandinProber{CmdAddress: fmt.Sprintf("%s:%d", ips[0], IMEXCommandPort)}
+	prober := standin.NewCommandPortProber(ips[0])
 	deadline := time.Now().Add(eventually)
 	for {
 		st, err := prober.Probe(ctx)
-		if err == nil && st.Peers[ips[1]] == imexstandin.PeerConnected {
+		if err == nil && st.Peers[ips[1]] == imex.PeerConnected {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -7,18 +7,14 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // File names inside the daemon's config directory.
 const (
 	ConfigFileName = "config.cfg"
 	NodesFileName  = "nodes_config.cfg"
-)
-
-// Ports of nvidia-imex: peers talk on 50000, the command/status port is 50005.
-const (
-	IMEXServerPort  = 50000
-	IMEXCommandPort = 50005
 )
 
 // IMEXSettings is what the rendered nvidia-imex config depends on.
@@ -58,7 +54,8 @@ func (s IMEXSettings) Validate() error {
 
 // RenderConfig returns the nvidia-imex config file: the keys and defaults
 // nvidia-imex documents, bound to the node's address, with the nodes file in
-// the same directory. Authentication is off: the ensemble is the domain's
+// the same directory (package imex reads the addresses, ports and nodes file
+// back). Authentication is off: the ensemble is the domain's
 // private set of nodes inside one cluster network.
 func RenderConfig(s IMEXSettings) ([]byte, error) {
 	if err := s.Validate(); err != nil {
@@ -73,14 +70,14 @@ func RenderConfig(s IMEXSettings) ([]byte, error) {
 		{"LOG_APPEND_TO_LOG", "1"},
 		{"LOG_FILE_MAX_SIZE", "1024"},
 		{"LOG_USE_SYSLOG", "0"},
-		{"SERVER_BIND_IP", s.IPAddress},
-		{"SERVER_PORT", fmt.Sprint(IMEXServerPort)},
+		{imex.KeyServerBindIP, s.IPAddress},
+		{imex.KeyServerPort, fmt.Sprint(imex.ServerPort)},
 		{"ENABLE_AUTH_ENCRYPTION", "0"},
 		{"IMEX_CONN_WAIT_TIMEOUT", "70"},
-		{"IMEX_CMD_BIND_INTERFACE_IP", s.IPAddress},
-		{"IMEX_CMD_PORT", fmt.Sprint(IMEXCommandPort)},
+		{imex.KeyCmdBindIP, s.IPAddress},
+		{imex.KeyCmdPort, fmt.Sprint(imex.CommandPort)},
 		{"IMEX_CMD_ENABLED", "1"},
-		{"IMEX_NODE_CONFIG_FILE", s.NodesPath()},
+		{imex.KeyNodeConfigFile, s.NodesPath()},
 		{"IMEX_WAIT_FOR_QUORUM", "RECOVERY"},
 	} {
 		fmt.Fprintf(&b, "%s=%s\n", kv[0], kv[1])

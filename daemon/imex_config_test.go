@@ -8,14 +8,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-func checkGolden(t *testing.T, name string, got []byte) {
+// checkRendered compares a rendered file with the golden file testdata/golden
+// (rewritten with -update), or, when wantErr is set, the error with it.
+func checkRendered(t *testing.T, got []byte, err error, golden, wantErr string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	if wantErr != "" {
+		if err == nil || err.Error() != wantErr {
+			t.Fatalf("error = %v, want %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", golden)
 	if *updateGolden {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -52,22 +63,14 @@ func TestRenderConfig(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, err := RenderConfig(tc.settings)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, tc.golden, got)
+			checkRendered(t, got, err, tc.golden, tc.wantErr)
 		})
 	}
 }
 
-// The stand-in reads the rendered config the way nvidia-imex does.
-func TestRenderedConfigIsWhatTheStandinReads(t *testing.T) {
+// The rendered config reads back as package imex's contract says (what the
+// stand-in runs with).
+func TestRenderedConfigReadsBack(t *testing.T) {
 	s := IMEXSettings{ConfigDir: "/imex/cd-1", IPAddress: "127.0.9.1"}
 	raw, err := RenderConfig(s)
 	if err != nil {
@@ -77,13 +80,13 @@ func TestRenderedConfigIsWhatTheStandinReads(t *testing.T) {
 	if err := os.WriteFile(path, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := imexstandin.LoadConfig(path)
+	got, err := imex.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := imexstandin.Config{BindIP: "127.0.9.1", ServerPort: 50000, CmdBindIP: "127.0.9.1", CmdPort: 50005, NodesFile: "/imex/cd-1/nodes_config.cfg"}
+	want := imex.Config{BindIP: "127.0.9.1", ServerPort: imex.ServerPort, CmdBindIP: "127.0.9.1", CmdPort: imex.CommandPort, NodesFile: "/imex/cd-1/nodes_config.cfg"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("stand-in config (-want +got):\n%s", diff)
+		t.Errorf("config read back (-want +got):\n%s", diff)
 	}
 }
 
@@ -113,16 +116,7 @@ func TestRenderNodes(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, err := RenderNodes(tc.addresses)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, tc.golden, got)
+			checkRendered(t, got, err, tc.golden, tc.wantErr)
 		})
 	}
 }

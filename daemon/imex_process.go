@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // ExecStarter runs the IMEX daemon as a child process: `<Binary> -c <config>`.
@@ -22,8 +21,8 @@ type ExecStarter struct {
 	StopTimeout    time.Duration
 }
 
-// Start implements Starter.
-func (e ExecStarter) Start(_ context.Context, configPath string) (Process, error) {
+// Start implements imex.Starter.
+func (e ExecStarter) Start(_ context.Context, configPath string) (imex.Process, error) {
 	cmd := exec.Command(e.Binary, "-c", configPath)
 	cmd.Stdout, cmd.Stderr, cmd.Env = e.Stdout, e.Stderr, e.Env
 	// IMEX dies with the daemon: a restarted daemon must find the ports
@@ -67,50 +66,5 @@ func (p *execProcess) Stop() {
 	case <-time.After(p.stopTimeout):
 	}
 	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-// InProcessStandin runs the IMEX stand-in (package imexstandin) as a
-// goroutine, for simulated nodes that share one process. It speaks the same
-// network protocol as the stand-in binary.
-type InProcessStandin struct{}
-
-// Start implements Starter.
-func (InProcessStandin) Start(ctx context.Context, configPath string) (Process, error) {
-	cfg, err := imexstandin.LoadConfig(configPath)
-	if err != nil {
-		return nil, err
-	}
-	srv := imexstandin.NewServer(cfg)
-	// The process outlives nothing but its own Stop: the supervisor stops it
-	// explicitly when its context ends.
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p := &inProcess{srv: srv, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		p.err = srv.Run(runCtx)
-		if p.err == nil && runCtx.Err() != nil {
-			p.err = context.Canceled
-		}
-		close(p.done)
-	}()
-	return p, nil
-}
-
-type inProcess struct {
-	srv    *imexstandin.Server
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
-	once   sync.Once
-}
-
-func (p *inProcess) Done() <-chan struct{} { return p.done }
-func (p *inProcess) Err() error            { return p.err }
-func (p *inProcess) Reload() error         { p.srv.Reload(); return nil }
-
-// Stop ends the stand-in; its peers see the connections close, as when a
-// process is killed.
-func (p *inProcess) Stop() {
-	p.once.Do(p.cancel)
 	<-p.done
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // Member condition reasons (ours).
@@ -32,7 +33,7 @@ type Observation struct {
 	// IMEX process) restarted after an exit: not ready, whatever IMEX says.
 	Restarted bool
 	// State is the probe's answer (zero when not running).
-	State IMEXState
+	State imex.State
 	// Peers is the ensemble from the domain's status, self included.
 	Peers []Peer
 	// Self is this node's address.

@@ -9,13 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 func TestMemberStatus(t *testing.T) {
 	peers := []Peer{{NodeName: "n0", IPAddress: "10.0.0.1"}, {NodeName: "n1", IPAddress: "10.0.0.2", Index: 1}, {NodeName: "n2", IPAddress: "10.0.0.3", Index: 2}}
-	connected := map[string]imexstandin.PeerState{"10.0.0.2": imexstandin.PeerConnected, "10.0.0.3": imexstandin.PeerConnected}
-	oneLost := map[string]imexstandin.PeerState{"10.0.0.2": imexstandin.PeerConnected, "10.0.0.3": imexstandin.PeerDisconnected}
+	connected := map[string]imex.PeerState{"10.0.0.2": imex.PeerConnected, "10.0.0.3": imex.PeerConnected}
+	oneLost := map[string]imex.PeerState{"10.0.0.2": imex.PeerConnected, "10.0.0.3": imex.PeerDisconnected}
 	ready := []metav1.Condition{
 		{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionTrue, Reason: ReasonIMEXReady, Message: "the IMEX process answers READY"},
 		{Type: v1beta1.ComputeDomainMemberConditionPeersConnected, Status: metav1.ConditionTrue, Reason: ReasonPeersConnected, Message: "connected to every peer the domain lists in this clique"},
@@ -28,7 +28,7 @@ func TestMemberStatus(t *testing.T) {
 		want      cond
 	}{
 		"IMEX ready and connected to every peer": {
-			obs:       Observation{Running: true, State: IMEXState{Ready: true, Peers: connected}, Peers: peers, Self: "10.0.0.1"},
+			obs:       Observation{Running: true, State: imex.State{Ready: true, Peers: connected}, Peers: peers, Self: "10.0.0.1"},
 			wantReady: true, want: cond{ReasonIMEXReady, ReasonPeersConnected},
 		},
 		"IMEX not running (exited, restarting)": {
@@ -36,34 +36,34 @@ func TestMemberStatus(t *testing.T) {
 			want: cond{ReasonIMEXNotRunning, ReasonWaitingForIMEX},
 		},
 		"a restarted daemon is not ready while it reports the restart, even with IMEX ready and connected": {
-			obs:  Observation{Running: true, Restarted: true, State: IMEXState{Ready: true, Peers: connected}, Peers: peers, Self: "10.0.0.1"},
+			obs:  Observation{Running: true, Restarted: true, State: imex.State{Ready: true, Peers: connected}, Peers: peers, Self: "10.0.0.1"},
 			prev: ready,
 			want: cond{ReasonIMEXRestarted, ReasonWaitingForIMEX},
 		},
 		"IMEX running but not answering READY": {
-			obs:  Observation{Running: true, State: IMEXState{}, Peers: peers, Self: "10.0.0.1"},
+			obs:  Observation{Running: true, State: imex.State{}, Peers: peers, Self: "10.0.0.1"},
 			want: cond{ReasonIMEXNotReady, ReasonWaitingForIMEX},
 		},
 		"a peer that was connected and is lost is reported at once": {
-			obs:  Observation{Running: true, State: IMEXState{Ready: true, Peers: oneLost}, Peers: peers, Self: "10.0.0.1"},
+			obs:  Observation{Running: true, State: imex.State{Ready: true, Peers: oneLost}, Peers: peers, Self: "10.0.0.1"},
 			prev: ready,
 			want: cond{ReasonIMEXReady, ReasonPeersMissing},
 		},
 		"a peer still joining keeps a ready node ready": {
-			obs:       Observation{Running: true, State: IMEXState{Ready: true, Peers: oneLost}, Peers: peers, Self: "10.0.0.1", Joining: map[string]bool{"10.0.0.3": true}},
+			obs:       Observation{Running: true, State: imex.State{Ready: true, Peers: oneLost}, Peers: peers, Self: "10.0.0.1", Joining: map[string]bool{"10.0.0.3": true}},
 			prev:      ready,
 			wantReady: true, want: cond{ReasonIMEXReady, ReasonPeersConnected},
 		},
 		"a new node waits for its joining peers before it is ready": {
-			obs:  Observation{Running: true, State: IMEXState{Ready: true, Peers: oneLost}, Peers: peers, Self: "10.0.0.1", Joining: map[string]bool{"10.0.0.3": true}},
+			obs:  Observation{Running: true, State: imex.State{Ready: true, Peers: oneLost}, Peers: peers, Self: "10.0.0.1", Joining: map[string]bool{"10.0.0.3": true}},
 			want: cond{ReasonIMEXReady, ReasonPeersMissing},
 		},
 		"real nvidia-imex reports no peers: READY is taken as connected": {
-			obs:       Observation{Running: true, State: IMEXState{Ready: true}, Peers: peers, Self: "10.0.0.1"},
+			obs:       Observation{Running: true, State: imex.State{Ready: true}, Peers: peers, Self: "10.0.0.1"},
 			wantReady: true, want: cond{ReasonIMEXReady, ReasonPeersUnknown},
 		},
 		"a node without a clique has no peers and is ready with IMEX": {
-			obs:       Observation{Running: true, State: IMEXState{Ready: true, Peers: map[string]imexstandin.PeerState{}}, Self: "10.0.0.1"},
+			obs:       Observation{Running: true, State: imex.State{Ready: true, Peers: map[string]imex.PeerState{}}, Self: "10.0.0.1"},
 			wantReady: true, want: cond{ReasonIMEXReady, ReasonPeersConnected},
 		},
 	}
@@ -93,8 +93,8 @@ func TestMemberStatus(t *testing.T) {
 func TestMemberStatusNamesLostPeersAndKeepsTransitionTimes(t *testing.T) {
 	peers := []Peer{{NodeName: "n0", IPAddress: "10.0.0.1"}, {NodeName: "n1", IPAddress: "10.0.0.2", Index: 1}}
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	first := MemberStatus(Observation{Running: true, State: IMEXState{Ready: true, Peers: map[string]imexstandin.PeerState{"10.0.0.2": imexstandin.PeerConnected}}, Peers: peers, Self: "10.0.0.1"}, nil, t0)
-	second := MemberStatus(Observation{Running: true, State: IMEXState{Ready: true, Peers: map[string]imexstandin.PeerState{"10.0.0.2": imexstandin.PeerDisconnected}}, Peers: peers, Self: "10.0.0.1"}, first.Conditions, t0.Add(time.Minute))
+	first := MemberStatus(Observation{Running: true, State: imex.State{Ready: true, Peers: map[string]imex.PeerState{"10.0.0.2": imex.PeerConnected}}, Peers: peers, Self: "10.0.0.1"}, nil, t0)
+	second := MemberStatus(Observation{Running: true, State: imex.State{Ready: true, Peers: map[string]imex.PeerState{"10.0.0.2": imex.PeerDisconnected}}, Peers: peers, Self: "10.0.0.1"}, first.Conditions, t0.Add(time.Minute))
 	want := []metav1.Condition{
 		{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionTrue, Reason: ReasonIMEXReady, Message: "the IMEX process answers READY", LastTransitionTime: metav1.NewTime(t0)},
 		{Type: v1beta1.ComputeDomainMemberConditionPeersConnected, Status: metav1.ConditionFalse, Reason: ReasonPeersMissing, Message: "not connected to 1 of 1 peers: n1 (10.0.0.2)", LastTransitionTime: metav1.NewTime(t0.Add(time.Minute))},
@@ -105,7 +105,7 @@ func TestMemberStatusNamesLostPeersAndKeepsTransitionTimes(t *testing.T) {
 	if SameStatus(first, second) {
 		t.Error("SameStatus says a lost peer changes nothing")
 	}
-	if !SameStatus(second, MemberStatus(Observation{Running: true, State: IMEXState{Ready: true, Peers: map[string]imexstandin.PeerState{"10.0.0.2": imexstandin.PeerDisconnected}}, Peers: peers, Self: "10.0.0.1"}, second.Conditions, t0.Add(2*time.Minute))) {
+	if !SameStatus(second, MemberStatus(Observation{Running: true, State: imex.State{Ready: true, Peers: map[string]imex.PeerState{"10.0.0.2": imex.PeerDisconnected}}, Peers: peers, Self: "10.0.0.1"}, second.Conditions, t0.Add(2*time.Minute))) {
 		t.Error("SameStatus says an unchanged observation changed")
 	}
 }

@@ -6,26 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync/atomic"
 
-	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
-
-// IMEXState is what the local IMEX daemon says about itself.
-type IMEXState struct {
-	// Ready is true when the query answered READY.
-	Ready bool
-	// Peers maps peer addresses to their connection state; nil when the IMEX
-	// build does not tell (nvidia-imex-ctl's node table is not parsed).
-	Peers map[string]imexstandin.PeerState
-}
-
-// Prober asks the local IMEX daemon for its state.
-type Prober interface {
-	Probe(ctx context.Context) (IMEXState, error)
-}
 
 // CtlProber runs the query tool: `<Ctl> -q -c <config>` must print READY
 // (what nvidia-imex-ctl -q prints), and `<Ctl> -N -c <config>` is read as the
@@ -45,15 +30,15 @@ func NewCtlProber(ctl, configPath string, env []string) CtlProber {
 	return CtlProber{Ctl: ctl, ConfigPath: configPath, Env: env, noPeerTable: &atomic.Bool{}}
 }
 
-// Probe implements Prober. A query tool that fails or prints anything but
+// Probe implements imex.Prober. A query tool that fails or prints anything but
 // READY means not ready; only a tool that cannot be run is an error.
-func (p CtlProber) Probe(ctx context.Context) (IMEXState, error) {
+func (p CtlProber) Probe(ctx context.Context) (imex.State, error) {
 	out, err := p.run(ctx, "-q")
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
-		return IMEXState{}, err
+		return imex.State{}, err
 	}
-	st := IMEXState{Ready: strings.TrimSpace(string(out)) == imexstandin.AnswerReady}
+	st := imex.State{Ready: strings.TrimSpace(string(out)) == imex.AnswerReady}
 	if !st.Ready {
 		return st, nil
 	}
@@ -64,12 +49,12 @@ func (p CtlProber) Probe(ctx context.Context) (IMEXState, error) {
 	}
 	out, err = p.run(ctx, "-N")
 	if ctx.Err() != nil {
-		return IMEXState{}, fmt.Errorf("query IMEX peers: %w", ctx.Err())
+		return imex.State{}, fmt.Errorf("query IMEX peers: %w", ctx.Err())
 	}
 	if err == nil {
-		peers, perr := imexstandin.ParsePeerTable(string(out))
+		peers, perr := imex.ParsePeerTable(string(out))
 		if perr == nil {
-			st.Peers = peerMap(peers)
+			st.Peers = imex.PeerMap(peers)
 		} else if p.noPeerTable != nil {
 			p.noPeerTable.Store(true)
 		}
@@ -83,48 +68,4 @@ func (p CtlProber) run(ctx context.Context, flag string) ([]byte, error) {
 	cmd.Stdout, cmd.Env = &stdout, p.Env
 	err := cmd.Run()
 	return stdout.Bytes(), err
-}
-
-// StandinProber talks to the stand-in's command port directly, without a
-// query process (for simulated nodes in one process).
-type StandinProber struct {
-	CmdAddress string
-}
-
-// Probe implements Prober. No answer means not ready.
-func (p StandinProber) Probe(ctx context.Context) (IMEXState, error) {
-	answer, err := imexstandin.Query(ctx, p.CmdAddress)
-	if err != nil || answer != imexstandin.AnswerReady {
-		return IMEXState{}, nil
-	}
-	peers, err := imexstandin.QueryPeers(ctx, p.CmdAddress)
-	if err != nil {
-		return IMEXState{}, nil
-	}
-	return IMEXState{Ready: true, Peers: peerMap(peers)}, nil
-}
-
-func peerMap(peers []imexstandin.PeerStatus) map[string]imexstandin.PeerState {
-	m := make(map[string]imexstandin.PeerState, len(peers))
-	for _, p := range peers {
-		m[p.Address] = p.State
-	}
-	return m
-}
-
-// MissingPeers returns the addresses of expected peers (self excluded) that
-// IMEX does not report connected, sorted. With no peer information (real
-// nvidia-imex) nothing is reported missing: READY is all we can know.
-func (s IMEXState) MissingPeers(self string, expected []string) []string {
-	if s.Peers == nil {
-		return nil
-	}
-	var missing []string
-	for _, a := range expected {
-		if a != self && s.Peers[a] != imexstandin.PeerConnected {
-			missing = append(missing, a)
-		}
-	}
-	slices.Sort(missing)
-	return missing
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // fakeCtl writes a query tool that answers -q with READY and -N with a table
@@ -26,17 +28,17 @@ func fakeCtl(t *testing.T, qAnswer string) (ctl, calls string) {
 func TestCtlProber(t *testing.T) {
 	cases := map[string]struct {
 		answer    string
-		wantState IMEXState
+		wantState imex.State
 		wantCalls []string
 	}{
 		"nvidia-imex-ctl says READY: peers unknown, and -N is not asked again": {
 			answer:    "READY",
-			wantState: IMEXState{Ready: true},
+			wantState: imex.State{Ready: true},
 			wantCalls: []string{"-q", "-N", "-q"},
 		},
 		"anything but READY is not ready, and peers are not asked": {
 			answer:    "UNAVAILABLE",
-			wantState: IMEXState{},
+			wantState: imex.State{},
 			wantCalls: []string{"-q", "-q"},
 		},
 	}

@@ -13,25 +13,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/atomicfile"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
-
-// Process is one running IMEX daemon (nvidia-imex or the stand-in).
-type Process interface {
-	// Done is closed once the process has exited.
-	Done() <-chan struct{}
-	// Err tells why the process exited; valid once Done is closed.
-	Err() error
-	// Reload makes the process re-read its nodes file without restarting
-	// (SIGHUP for nvidia-imex).
-	Reload() error
-	// Stop ends the process and waits until it has exited.
-	Stop()
-}
-
-// Starter starts an IMEX daemon with the given config file.
-type Starter interface {
-	Start(ctx context.Context, configPath string) (Process, error)
-}
 
 // Restart delays: the first restart is quick, repeated crashes back off, and a
 // process that ran for resetBackoffAfter starts the count over.
@@ -46,14 +29,14 @@ const (
 // applies peer changes by rewriting the nodes file and asking the running
 // process to re-read it, without a restart.
 type Supervisor struct {
-	starter  Starter
+	starter  imex.Starter
 	settings IMEXSettings
 	minDelay time.Duration
 	maxDelay time.Duration
 	changed  chan struct{}
 
 	mu     sync.Mutex
-	proc   Process
+	proc   imex.Process
 	starts int
 }
 
@@ -67,7 +50,7 @@ func WithRestartDelays(first, longest time.Duration) SupervisorOption {
 
 // NewSupervisor returns a supervisor that starts IMEX with starter and the
 // config rendered from settings.
-func NewSupervisor(starter Starter, settings IMEXSettings, opts ...SupervisorOption) (*Supervisor, error) {
+func NewSupervisor(starter imex.Starter, settings IMEXSettings, opts ...SupervisorOption) (*Supervisor, error) {
 	if err := settings.Validate(); err != nil {
 		return nil, fmt.Errorf("IMEX supervisor: %w", err)
 	}

@@ -12,7 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 )
 
 // When the test binary runs with this variable set it is the IMEX stand-in
@@ -21,7 +22,7 @@ const runAsStandinEnv = "DAEMON_TEST_RUN_AS_IMEX_STANDIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runAsStandinEnv) == "1" {
-		if err := imexstandin.Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
+		if err := standin.Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -48,11 +49,11 @@ func loopbackIPs(n int) []string {
 type supervisedNode struct {
 	ip     string
 	sup    *Supervisor
-	prober Prober
+	prober imex.Prober
 	cancel context.CancelFunc
 }
 
-func startSupervised(t *testing.T, ip string, starter Starter, prober func(IMEXSettings) Prober) *supervisedNode {
+func startSupervised(t *testing.T, ip string, starter imex.Starter, prober func(IMEXSettings) imex.Prober) *supervisedNode {
 	t.Helper()
 	settings := IMEXSettings{ConfigDir: filepath.Join(t.TempDir(), "imex"), IPAddress: ip}
 	sup, err := NewSupervisor(starter, settings, WithRestartDelays(10*time.Millisecond, 50*time.Millisecond))
@@ -81,14 +82,14 @@ func testBinaryStarter(t *testing.T) ExecStarter {
 
 // waitForState polls the node's IMEX until it is ready and reports exactly
 // the wanted peer states.
-func waitForState(t *testing.T, n *supervisedNode, want map[string]imexstandin.PeerState) {
+func waitForState(t *testing.T, n *supervisedNode, want map[string]imex.PeerState) {
 	t.Helper()
 	deadline := time.Now().Add(eventually)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		st, err := n.prober.Probe(ctx)
 		cancel()
-		diff := cmp.Diff(IMEXState{Ready: true, Peers: want}, st)
+		diff := cmp.Diff(imex.State{Ready: true, Peers: want}, st)
 		if err != nil {
 			diff = err.Error()
 		}
@@ -113,11 +114,11 @@ func setPeers(t *testing.T, n *supervisedNode, peers []string, wantChanged bool)
 	}
 }
 
-func allConnected(ips []string, self string) map[string]imexstandin.PeerState {
-	m := map[string]imexstandin.PeerState{}
+func allConnected(ips []string, self string) map[string]imex.PeerState {
+	m := map[string]imex.PeerState{}
 	for _, ip := range ips {
 		if ip != self {
-			m[ip] = imexstandin.PeerConnected
+			m[ip] = imex.PeerConnected
 		}
 	}
 	return m
@@ -128,13 +129,13 @@ func TestSupervisorRestartsAKilledIMEXAndReloadsPeersWithoutRestart(t *testing.T
 	starter := testBinaryStarter(t)
 	var nodes []*supervisedNode
 	for _, ip := range ips {
-		nodes = append(nodes, startSupervised(t, ip, starter, func(s IMEXSettings) Prober {
+		nodes = append(nodes, startSupervised(t, ip, starter, func(s IMEXSettings) imex.Prober {
 			return NewCtlProber(starter.Binary, s.ConfigPath(), starter.Env)
 		}))
 	}
 	// IMEX starts with no peers and learns them without a restart.
 	for _, n := range nodes {
-		waitForState(t, n, map[string]imexstandin.PeerState{})
+		waitForState(t, n, map[string]imex.PeerState{})
 		setPeers(t, n, ips, true)
 	}
 	for _, n := range nodes {
@@ -177,8 +178,8 @@ func TestInProcessStandinLosesAStoppedPeer(t *testing.T) {
 	ips := loopbackIPs(2)
 	var nodes []*supervisedNode
 	for _, ip := range ips {
-		nodes = append(nodes, startSupervised(t, ip, InProcessStandin{}, func(IMEXSettings) Prober {
-			return StandinProber{CmdAddress: fmt.Sprintf("%s:%d", ip, IMEXCommandPort)}
+		nodes = append(nodes, startSupervised(t, ip, standin.InProcessStarter{}, func(IMEXSettings) imex.Prober {
+			return standin.NewCommandPortProber(ip)
 		}))
 	}
 	for _, n := range nodes {
@@ -188,33 +189,10 @@ func TestInProcessStandinLosesAStoppedPeer(t *testing.T) {
 		waitForState(t, n, allConnected(ips, n.ip))
 	}
 	nodes[1].cancel()
-	waitForState(t, nodes[0], map[string]imexstandin.PeerState{ips[1]: imexstandin.PeerDisconnected})
+	waitForState(t, nodes[0], map[string]imex.PeerState{ips[1]: imex.PeerDisconnected})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if st, err := nodes[1].prober.Probe(ctx); err != nil || st.Ready {
 		t.Errorf("stopped node probes as %+v, %v; want not ready", st, err)
-	}
-}
-
-func TestMissingPeers(t *testing.T) {
-	cases := map[string]struct {
-		state IMEXState
-		want  []string
-	}{
-		"real nvidia-imex tells no peers: nothing is missing": {
-			state: IMEXState{Ready: true},
-		},
-		"a disconnected and an unknown peer are missing, self is not": {
-			state: IMEXState{Ready: true, Peers: map[string]imexstandin.PeerState{"10.0.0.2": imexstandin.PeerConnected, "10.0.0.3": imexstandin.PeerDisconnected}},
-			want:  []string{"10.0.0.3", "10.0.0.4"},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := tc.state.MissingPeers("10.0.0.1", []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"})
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("missing (-want +got):\n%s", diff)
-			}
-		})
 	}
 }

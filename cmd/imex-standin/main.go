@@ -1,5 +1,8 @@
 // Command imex-standin stands in for nvidia-imex and nvidia-imex-ctl where no
-// multi-node NVLink fabric exists; see package daemon/imexstandin.
+// multi-node NVLink fabric exists (mock or kind nodes without real IMEX); see
+// package internal/imex/standin. It is a test tool, not one of the operator's
+// components: the compute-domain daemon runs it as --imex-binary and
+// --imex-ctl.
 package main
 
 import (
@@ -8,12 +11,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/computedomain-operator/computedomain-operator/daemon/imexstandin"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 )
 
 func main() {
-	if err := imexstandin.Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
-		if !errors.Is(err, imexstandin.ErrNotReady) {
+	if err := standin.Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
+		if !errors.Is(err, standin.ErrNotReady) {
 			fmt.Fprintln(os.Stderr, "imex-standin:", err)
 		}
 		os.Exit(1)

@@ -28,6 +28,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 	cdplugin "github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
 
@@ -190,8 +191,8 @@ func (n *simNode) startDaemon(ctx context.Context, cd *v1beta1.ComputeDomain, ip
 		Domain:        watch.Get,
 		DomainChanged: watch.Changed(),
 		DomainSynced:  watch.Synced,
-		Starter:       daemon.InProcessStandin{},
-		Prober:        daemon.StandinProber{CmdAddress: fmt.Sprintf("%s:%d", ip, daemon.IMEXCommandPort)},
+		Starter:       standin.InProcessStarter{},
+		Prober:        standin.NewCommandPortProber(ip),
 		ProbeInterval: 100 * time.Millisecond,
 	})
 	Expect(err).NotTo(HaveOccurred())

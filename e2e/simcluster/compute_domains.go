@@ -20,6 +20,7 @@ import (
 	cddaemon "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-daemon/app"
 	cdplugin "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-kubelet-plugin/app"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 )
 
 // Names of the ComputeDomain installation in the simulated cluster.
@@ -131,12 +132,11 @@ func ComputeDomainPluginComponent() NodeComponent {
 // ImageRunner runs one container of a known image in-process.
 type ImageRunner func(ctx context.Context, restConfig *rest.Config, c nodeagent.Container) error
 
-// ComputeDomainDaemonRunner runs the IMEX daemon of a daemon pod with the
-// stand-in IMEX program of the simulated cluster.
+// ComputeDomainDaemonRunner runs the compute-domain daemon of a daemon pod
+// with the IMEX stand-in in the same process (the simulated nodes have no
+// nvidia-imex).
 func ComputeDomainDaemonRunner(ctx context.Context, restConfig *rest.Config, c nodeagent.Container) error {
-	args := flagsOnly(c.Args)
-	args = append(args, "--imex-binary="+cddaemon.InProcessIMEX)
-	return cddaemon.RunWithConfig(ctx, restConfig, args, c.Env)
+	return cddaemon.RunWithConfig(ctx, restConfig, flagsOnly(c.Args), c.Env, cddaemon.WithIMEX(standin.InProcess))
 }
 
 // flagsOnly drops the command (the leading words that are not flags).

@@ -2,9 +2,8 @@ package app
 
 import (
 	"context"
-	"net"
+	"fmt"
 	"os"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/daemon"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
@@ -20,34 +20,59 @@ import (
 // daemon until ctx ends. A logger in ctx is used as is; otherwise it logs to
 // stderr with the -v/--vmodule flags.
 func Run(ctx context.Context, args []string) error {
-	return run(ctx, args, os.LookupEnv, nil)
+	return run(ctx, args, os.LookupEnv, wiring{})
 }
 
 // RunWithConfig is Run for callers that already hold a client config (the
 // simulated cluster); --kubeconfig is ignored, and env replaces the process
 // environment (the plugin-injected identity, POD_*, NODE_NAME).
-func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
-	return run(ctx, args, startup.EnvLookup(env), func(ctx context.Context, _ *options) (client.WithWatch, error) {
+func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string, opts ...Option) error {
+	w := wiring{client: func(ctx context.Context, _ *options) (client.WithWatch, error) {
 		return newClient(ctx, rest.CopyConfig(restConfig))
-	})
+	}}
+	for _, opt := range opts {
+		opt(&w)
+	}
+	return run(ctx, args, startup.EnvLookup(env), w)
+}
+
+// IMEXFactory returns the IMEX starter and prober of a daemon whose IMEX
+// listens on ipAddress and reads the config file at configPath.
+type IMEXFactory func(ipAddress, configPath string) (imex.Starter, imex.Prober)
+
+// Option changes what RunWithConfig wires into the daemon.
+type Option func(*wiring)
+
+// WithIMEX runs IMEX with what newIMEX returns instead of the --imex-binary
+// process and the --imex-ctl query tool (the simulated cluster runs the
+// stand-in in its own process).
+func WithIMEX(newIMEX IMEXFactory) Option {
+	return func(w *wiring) { w.imex = newIMEX }
 }
 
 type clientFactory func(context.Context, *options) (client.WithWatch, error)
 
-func run(ctx context.Context, args []string, lookup func(string) (string, bool), factory clientFactory) error {
+// wiring is what a caller may inject; nil fields take the binary's defaults
+// (the kubeconfig flag, the IMEX processes named by the flags).
+type wiring struct {
+	client clientFactory
+	imex   IMEXFactory
+}
+
+func run(ctx context.Context, args []string, lookup func(string) (string, bool), w wiring) error {
 	o, err := parse(args, lookup)
 	if err != nil {
 		return err
 	}
 	ctx = startup.WithLogger(ctx, o.logConfig, "compute-domain-daemon", o.nodeName)
-	if factory == nil {
-		factory = clientFromKubeconfig
+	if w.client == nil {
+		w.client = clientFromKubeconfig
 	}
-	c, err := factory(ctx, o)
+	c, err := w.client(ctx, o)
 	if err != nil {
 		return err
 	}
-	return serve(ctx, o, c)
+	return serve(ctx, o, c, w.imex)
 }
 
 // newClient builds the daemon's client; it logs through ctx's logger, never
@@ -68,21 +93,20 @@ func clientFromKubeconfig(ctx context.Context, o *options) (client.WithWatch, er
 	return newClient(ctx, cfg)
 }
 
-// serve wires the daemon: the domain watch, IMEX (a process or the in-process
-// stand-in) and its prober.
-func serve(ctx context.Context, o *options, c client.WithWatch) error {
+// serve wires the daemon: the domain watch, IMEX (by default the processes
+// the flags name) and its prober.
+func serve(ctx context.Context, o *options, c client.WithWatch, newIMEX IMEXFactory) error {
 	watch := daemon.NewDomainWatch(c, client.ObjectKey{Namespace: o.identity.DomainNamespace, Name: o.identity.DomainName})
 	go watch.Run(ctx)
 
-	var starter daemon.Starter
-	var prober daemon.Prober
-	if o.imexBinary == InProcessIMEX {
-		starter = daemon.InProcessStandin{}
-		prober = daemon.StandinProber{CmdAddress: net.JoinHostPort(o.ipAddress, strconv.Itoa(daemon.IMEXCommandPort))}
-	} else {
-		settings := daemon.IMEXSettings{ConfigDir: o.configDir}
-		starter = daemon.ExecStarter{Binary: o.imexBinary, Stdout: os.Stdout, Stderr: os.Stderr}
-		prober = daemon.NewCtlProber(o.imexCtl, settings.ConfigPath(), nil)
+	injected := newIMEX != nil
+	if !injected {
+		newIMEX = o.execIMEX
+	}
+	starter, prober := newIMEX(o.ipAddress, daemon.IMEXSettings{ConfigDir: o.configDir}.ConfigPath())
+	imexName := o.imexBinary
+	if injected {
+		imexName = fmt.Sprintf("%T", starter)
 	}
 	d, err := daemon.New(daemon.Options{
 		Identity:      o.identity,
@@ -100,6 +124,11 @@ func serve(ctx context.Context, o *options, c client.WithWatch) error {
 		return err
 	}
 	klog.FromContext(ctx).Info("compute-domain daemon starting", "domain", klog.KRef(o.identity.DomainNamespace, o.identity.DomainName),
-		"clique", o.identity.CliqueID, "ip", o.ipAddress, "imex", o.imexBinary)
+		"clique", o.identity.CliqueID, "ip", o.ipAddress, "imex", imexName)
 	return d.Run(ctx)
+}
+
+// execIMEX runs --imex-binary as a child process and asks --imex-ctl.
+func (o *options) execIMEX(_, configPath string) (imex.Starter, imex.Prober) {
+	return daemon.ExecStarter{Binary: o.imexBinary, Stdout: os.Stdout, Stderr: os.Stderr}, daemon.NewCtlProber(o.imexCtl, configPath, nil)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -84,7 +85,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// One in-process daemon against a fake API: it writes its member record,
+// One daemon with the in-process stand-in IMEX against a fake API: it writes its member record,
 // owned by its pod, and reports ready.
 func TestRunWritesItsMemberAndReportsReady(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
@@ -97,11 +98,13 @@ func TestRunWritesItsMemberAndReportsReady(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cd).WithStatusSubresource(&v1beta1.ComputeDomain{}, &v1beta1.ComputeDomainMember{}).Build()
 
 	ip := fmt.Sprintf("127.%d.%d.1", 10+rand.IntN(240), 1+rand.IntN(250))
-	args := []string{"--imex-binary=" + InProcessIMEX, "--config-dir=" + t.TempDir()}
+	args := []string{"--config-dir=" + t.TempDir()}
+	w := wiring{
+		client: func(context.Context, *options) (client.WithWatch, error) { return c, nil },
+		imex:   standin.InProcess,
+	}
 	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, args, envOf(daemonEnv(ip)), func(context.Context, *options) (client.WithWatch, error) { return c, nil })
-	}()
+	go func() { done <- run(ctx, args, envOf(daemonEnv(ip)), w) }()
 
 	key := client.ObjectKey{Namespace: "nvidia-dra", Name: v1beta1.ComputeDomainMemberName("gb200-0", types.UID("uid-1"))}
 	deadline := time.Now().Add(15 * time.Second)

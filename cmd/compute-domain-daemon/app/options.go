@@ -1,9 +1,11 @@
 // Package app is the compute-domain-daemon binary. Run holds no
 // process-global state (its own flag set, logger, clients), so the simulated
-// cluster can run one daemon per node and domain in one process.
+// cluster can run one daemon per node and domain in one process
+// (RunWithConfig, with WithIMEX for an IMEX that is no process of its own).
 package app
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -14,10 +16,6 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
 )
-
-// InProcessIMEX as --imex-binary runs the IMEX stand-in inside the daemon
-// (simulated nodes); --imex-ctl is then unused.
-const InProcessIMEX = "in-process"
 
 // options are the command-line flags plus the identity from the environment.
 type options struct {
@@ -47,7 +45,7 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs.StringVar(&o.podNamespace, "pod-namespace", env("POD_NAMESPACE"), "Namespace of the daemon's Pod; the member record goes there [env POD_NAMESPACE].")
 	fs.StringVar(&o.podUID, "pod-uid", env("POD_UID"), "UID of the daemon's Pod [env POD_UID].")
 	fs.StringVar(&o.ipAddress, "ip-address", env("POD_IP"), "Address IMEX listens on and its peers dial [env POD_IP].")
-	fs.StringVar(&o.imexBinary, "imex-binary", "/usr/bin/nvidia-imex", "The IMEX daemon (`-c <config>`), or \""+InProcessIMEX+"\" for the built-in stand-in.")
+	fs.StringVar(&o.imexBinary, "imex-binary", "/usr/bin/nvidia-imex", "The IMEX daemon (`-c <config>`).")
 	fs.StringVar(&o.imexCtl, "imex-ctl", "/usr/bin/nvidia-imex-ctl", "The IMEX query tool (`-q -c <config>` prints READY).")
 	fs.StringVar(&o.configDir, "config-dir", id.ConfigDir, "Directory for the IMEX config and nodes file [env "+identity.EnvConfigDir+", default "+identity.ContainerConfigDir+"].")
 	goflags := flag.NewFlagSet("compute-domain-daemon", flag.ContinueOnError)
@@ -73,8 +71,8 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	if !filepath.IsAbs(o.configDir) {
 		return nil, fmt.Errorf("--config-dir %q: must be an absolute path", o.configDir)
 	}
-	if o.imexBinary == "" || (o.imexBinary != InProcessIMEX && o.imexCtl == "") {
-		return nil, fmt.Errorf("--imex-binary and --imex-ctl: required (or --imex-binary=%s)", InProcessIMEX)
+	if o.imexBinary == "" || o.imexCtl == "" {
+		return nil, errors.New("--imex-binary and --imex-ctl: required")
 	}
 	o.identity.ConfigDir = o.configDir
 	return o, nil

@@ -1,9 +1,10 @@
-// Package imexstandin is a stand-in for NVIDIA's nvidia-imex daemon and its
+// Package standin is a stand-in for NVIDIA's nvidia-imex daemon and its
 // nvidia-imex-ctl query tool, for clusters without a multi-node NVLink fabric
-// (the simulated cluster, tests).
+// (the simulated cluster, tests, mock nodes). It is a test tool: none of the
+// operator's components links it; cmd/imex-standin is its binary.
 //
-// It keeps nvidia-imex's command-line contract: `-c <config file>` names a
-// key=value config file (the keys nvidia-imex reads: SERVER_BIND_IP,
+// It keeps nvidia-imex's contract as package imex states it: `-c <config
+// file>` names a key=value config file (imex.Config: SERVER_BIND_IP,
 // SERVER_PORT, IMEX_CMD_BIND_INTERFACE_IP, IMEX_CMD_PORT,
 // IMEX_NODE_CONFIG_FILE), the nodes file lists one peer address per line, and
 // SIGHUP makes the daemon re-read the nodes file without restarting.
@@ -23,5 +24,7 @@
 // The same binary is the query tool: `-q` prints READY or NOT_READY (what
 // `nvidia-imex-ctl -q` prints) and `-N` prints the peer table, both reading the
 // command address from the config file given with -c. [Run] is the whole
-// command, so a simulator can run many stand-ins in one process.
-package imexstandin
+// command. A simulator runs many stand-ins in one process with [InProcess]:
+// an imex.Starter that runs the daemon as a goroutine and an imex.Prober that
+// asks its command port directly.
+package standin

@@ -1,4 +1,4 @@
-package imexstandin
+package standin
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // ErrNotReady is returned by Run -q when the daemon is not ready (the command
@@ -43,7 +45,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals boo
 	if *query && *peers {
 		return errors.New("-q and -N are exclusive")
 	}
-	cfg, err := LoadConfig(*configPath)
+	cfg, err := imex.LoadConfig(*configPath)
 	if err != nil {
 		return err
 	}
@@ -54,12 +56,12 @@ func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals boo
 		answer, err := Query(qctx, cfg.CmdAddress())
 		if err != nil {
 			klog.FromContext(ctx).V(4).Info("No answer from the IMEX daemon", "err", err)
-			answer = AnswerNotReady
+			answer = imex.AnswerNotReady
 		}
 		if _, err := fmt.Fprintln(stdout, answer); err != nil {
 			return err
 		}
-		if answer != AnswerReady {
+		if answer != imex.AnswerReady {
 			return ErrNotReady
 		}
 		return nil
@@ -80,7 +82,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals boo
 	return runDaemon(ctx, cfg, handleSignals)
 }
 
-func runDaemon(ctx context.Context, cfg Config, handleSignals bool) error {
+func runDaemon(ctx context.Context, cfg imex.Config, handleSignals bool) error {
 	srv := NewServer(cfg)
 	if handleSignals {
 		var stop context.CancelFunc

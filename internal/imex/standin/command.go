@@ -1,4 +1,4 @@
-package imexstandin
+package standin
 
 import (
 	"bufio"
@@ -8,17 +8,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
-// Command port requests and answers.
+// Command port requests; QUERY is answered with imex.AnswerReady or
+// imex.AnswerNotReady, PEERS with the peer table and a last line "END".
 const (
-	CmdQuery    = "QUERY"
-	CmdPeers    = "PEERS"
-	AnswerReady = "READY"
-	// AnswerNotReady is what a daemon that is not (or no longer) listening answers,
-	// and what the query tool prints when no daemon answers.
-	AnswerNotReady = "NOT_READY"
-	peersEnd       = "END"
+	CmdQuery = "QUERY"
+	CmdPeers = "PEERS"
+	peersEnd = "END"
 )
 
 const commandTimeout = 2 * time.Second
@@ -45,9 +44,9 @@ func serveCommands(ctx context.Context, ln net.Listener, s *Server) {
 			}
 			switch strings.TrimSpace(line) {
 			case CmdQuery:
-				answer := AnswerNotReady
+				answer := imex.AnswerNotReady
 				if s.Ready() {
-					answer = AnswerReady
+					answer = imex.AnswerReady
 				}
 				_, _ = fmt.Fprintln(conn, answer)
 			case CmdPeers:
@@ -71,38 +70,19 @@ func Query(ctx context.Context, cmdAddress string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(lines) != 1 || (lines[0] != AnswerReady && lines[0] != AnswerNotReady) {
+	if len(lines) != 1 || (lines[0] != imex.AnswerReady && lines[0] != imex.AnswerNotReady) {
 		return "", fmt.Errorf("query %s: unexpected answer %q", cmdAddress, lines)
 	}
 	return lines[0], nil
 }
 
 // QueryPeers asks the daemon at the command address for its peers.
-func QueryPeers(ctx context.Context, cmdAddress string) ([]PeerStatus, error) {
+func QueryPeers(ctx context.Context, cmdAddress string) ([]imex.PeerStatus, error) {
 	lines, err := request(ctx, cmdAddress, CmdPeers, true)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePeerTable(strings.Join(lines, "\n"))
-}
-
-// ParsePeerTable parses "<address> CONNECTED|DISCONNECTED" lines (what `-N`
-// prints).
-func ParsePeerTable(text string) ([]PeerStatus, error) {
-	var peers []PeerStatus
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line == peersEnd {
-			continue
-		}
-		addr, state, ok := strings.Cut(line, " ")
-		st := PeerState(state)
-		if !ok || (st != PeerConnected && st != PeerDisconnected) {
-			return nil, fmt.Errorf("peer line %q: want \"<address> %s|%s\"", line, PeerConnected, PeerDisconnected)
-		}
-		peers = append(peers, PeerStatus{Address: addr, State: st})
-	}
-	return peers, nil
+	return imex.ParsePeerTable(strings.Join(lines, "\n"))
 }
 
 func request(ctx context.Context, cmdAddress, cmd string, untilEnd bool) ([]string, error) {

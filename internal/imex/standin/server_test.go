@@ -1,4 +1,4 @@
-package imexstandin
+package standin
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // When the test binary runs with this variable set it is the stand-in
@@ -39,7 +41,7 @@ const (
 // node is one simulated node: its own loopback address, config and nodes file.
 type node struct {
 	ip, configPath, nodesPath string
-	cfg                       Config
+	cfg                       imex.Config
 }
 
 // makeNodes gives n nodes addresses 127.a.b.1..n in a random /24, so parallel
@@ -56,10 +58,10 @@ func makeNodes(t *testing.T, n int) []node {
 	for i, ip := range all {
 		nd := node{ip: ip, configPath: filepath.Join(dir, fmt.Sprintf("config-%d.cfg", i)), nodesPath: filepath.Join(dir, fmt.Sprintf("nodes-%d.cfg", i))}
 		cfgText := fmt.Sprintf("SERVER_BIND_IP=%s\nSERVER_PORT=%d\nIMEX_CMD_BIND_INTERFACE_IP=%s\nIMEX_CMD_PORT=%d\nIMEX_NODE_CONFIG_FILE=%s\n",
-			ip, DefaultServerPort, ip, DefaultCmdPort, nd.nodesPath)
+			ip, imex.ServerPort, ip, imex.CommandPort, nd.nodesPath)
 		writeFile(t, nd.configPath, cfgText)
 		writeFile(t, nd.nodesPath, strings.Join(all, "\n")+"\n")
-		cfg, err := LoadConfig(nd.configPath)
+		cfg, err := imex.LoadConfig(nd.configPath)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +105,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func peersOf(t *testing.T, nd node) map[string]PeerState {
+func peersOf(t *testing.T, nd node) map[string]imex.PeerState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -111,14 +113,14 @@ func peersOf(t *testing.T, nd node) map[string]PeerState {
 	if err != nil {
 		return nil
 	}
-	out := map[string]PeerState{}
+	out := map[string]imex.PeerState{}
 	for _, p := range list {
 		out[p.Address] = p.State
 	}
 	return out
 }
 
-func waitForPeers(t *testing.T, nd node, want map[string]PeerState) {
+func waitForPeers(t *testing.T, nd node, want map[string]imex.PeerState) {
 	t.Helper()
 	deadline := time.Now().Add(eventually)
 	for {
@@ -142,10 +144,10 @@ func TestThreePeersConnectAndSeeALoss(t *testing.T) {
 		cancels = append(cancels, cancel)
 	}
 	for i, nd := range nodes {
-		want := map[string]PeerState{}
+		want := map[string]imex.PeerState{}
 		for j, other := range nodes {
 			if i != j {
-				want[other.ip] = PeerConnected
+				want[other.ip] = imex.PeerConnected
 			}
 		}
 		waitForPeers(t, nd, want)
@@ -158,7 +160,7 @@ func TestThreePeersConnectAndSeeALoss(t *testing.T) {
 		if nd.ip == other {
 			other = nodes[1].ip
 		}
-		waitForPeers(t, nd, map[string]PeerState{other: PeerConnected, nodes[2].ip: PeerDisconnected})
+		waitForPeers(t, nd, map[string]imex.PeerState{other: imex.PeerConnected, nodes[2].ip: imex.PeerDisconnected})
 	}
 }
 
@@ -170,8 +172,8 @@ func TestReadyOnlyWhileListening(t *testing.T) {
 	}
 	srv, cancel := startInProcess(t, nodes[0])
 	got, err := Query(ctx, nodes[0].cfg.CmdAddress())
-	if err != nil || got != AnswerReady {
-		t.Fatalf("query = %q, %v; want %q", got, err, AnswerReady)
+	if err != nil || got != imex.AnswerReady {
+		t.Fatalf("query = %q, %v; want %q", got, err, imex.AnswerReady)
 	}
 	cancel()
 	waitFor(t, "daemon to stop listening", func() bool { return !srv.Ready() })
@@ -189,12 +191,12 @@ func TestReloadChangesPeersWithoutDroppingKeptOnes(t *testing.T) {
 	for _, nd := range nodes[1:] {
 		startInProcess(t, nd)
 	}
-	waitForPeers(t, nodes[0], map[string]PeerState{nodes[1].ip: PeerConnected})
+	waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[1].ip: imex.PeerConnected})
 	before := srv0.peers[nodes[1].ip]
 
 	writeFile(t, nodes[0].nodesPath, strings.Join([]string{nodes[0].ip, nodes[1].ip, nodes[2].ip}, "\n"))
 	srv0.Reload()
-	waitForPeers(t, nodes[0], map[string]PeerState{nodes[1].ip: PeerConnected, nodes[2].ip: PeerConnected})
+	waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[1].ip: imex.PeerConnected, nodes[2].ip: imex.PeerConnected})
 	srv0.mu.Lock()
 	kept := srv0.peers[nodes[1].ip] == before
 	srv0.mu.Unlock()
@@ -204,7 +206,7 @@ func TestReloadChangesPeersWithoutDroppingKeptOnes(t *testing.T) {
 
 	writeFile(t, nodes[0].nodesPath, nodes[0].ip+"\n"+nodes[2].ip+"\n")
 	srv0.Reload()
-	waitForPeers(t, nodes[0], map[string]PeerState{nodes[2].ip: PeerConnected})
+	waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[2].ip: imex.PeerConnected})
 }
 
 func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
@@ -227,10 +229,10 @@ func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
 		})
 	}
 	for i, nd := range nodes {
-		want := map[string]PeerState{}
+		want := map[string]imex.PeerState{}
 		for j, other := range nodes {
 			if i != j {
-				want[other.ip] = PeerConnected
+				want[other.ip] = imex.PeerConnected
 			}
 		}
 		waitForPeers(t, nd, want)
@@ -245,8 +247,8 @@ func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
 	if err := procs[1].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitForPeers(t, nodes[0], map[string]PeerState{nodes[1].ip: PeerDisconnected, nodes[2].ip: PeerConnected})
-	waitForPeers(t, nodes[2], map[string]PeerState{nodes[0].ip: PeerConnected, nodes[1].ip: PeerDisconnected})
+	waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[1].ip: imex.PeerDisconnected, nodes[2].ip: imex.PeerConnected})
+	waitForPeers(t, nodes[2], map[string]imex.PeerState{nodes[0].ip: imex.PeerConnected, nodes[1].ip: imex.PeerDisconnected})
 	out.Reset()
 	if err := Run(context.Background(), []string{"-c", nodes[1].configPath, "-q"}, &out, false); !errors.Is(err, ErrNotReady) || out.String() != "NOT_READY\n" {
 		t.Fatalf("-q of a killed daemon printed %q, err %v; want NOT_READY, ErrNotReady", out.String(), err)
@@ -257,7 +259,7 @@ func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
 	if err := procs[0].Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitForPeers(t, nodes[0], map[string]PeerState{nodes[2].ip: PeerConnected})
+	waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[2].ip: imex.PeerConnected})
 	out.Reset()
 	if err := Run(context.Background(), []string{"-c", nodes[0].configPath, "-N"}, &out, false); err != nil || out.String() != nodes[2].ip+" CONNECTED\n" {
 		t.Fatalf("-N printed %q, err %v", out.String(), err)

@@ -1,4 +1,4 @@
-package imexstandin
+package standin
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // Handshake lines on the peer port.
@@ -27,25 +29,9 @@ const (
 	handshakeTimeout = 2 * time.Second
 )
 
-// PeerState says whether the daemon holds a working connection to a peer.
-type PeerState string
-
-const (
-	// PeerConnected: the peer answered the handshake and the connection is open.
-	PeerConnected PeerState = "CONNECTED"
-	// PeerDisconnected: no working connection (never made, or lost).
-	PeerDisconnected PeerState = "DISCONNECTED"
-)
-
-// PeerStatus is one peer of the nodes file.
-type PeerStatus struct {
-	Address string
-	State   PeerState
-}
-
 // Server is one stand-in IMEX daemon.
 type Server struct {
-	cfg    Config
+	cfg    imex.Config
 	reload chan struct{}
 
 	mu        sync.Mutex
@@ -56,7 +42,7 @@ type Server struct {
 }
 
 // NewServer returns a daemon for cfg; Run starts it.
-func NewServer(cfg Config) *Server {
+func NewServer(cfg imex.Config) *Server {
 	return &Server{
 		cfg:     cfg,
 		reload:  make(chan struct{}, 1),
@@ -82,16 +68,16 @@ func (s *Server) Ready() bool {
 }
 
 // Peers returns the peers of the nodes file (self excluded) in file order.
-func (s *Server) Peers() []PeerStatus {
+func (s *Server) Peers() []imex.PeerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]PeerStatus, 0, len(s.order))
+	out := make([]imex.PeerStatus, 0, len(s.order))
 	for _, addr := range s.order {
-		state := PeerDisconnected
+		state := imex.PeerDisconnected
 		if s.peers[addr].isConnected() {
-			state = PeerConnected
+			state = imex.PeerConnected
 		}
-		out = append(out, PeerStatus{Address: addr, State: state})
+		out = append(out, imex.PeerStatus{Address: addr, State: state})
 	}
 	return out
 }
@@ -155,7 +141,7 @@ func (s *Server) setListening(v bool) {
 // applyNodesFile reads the nodes file and starts links to new peers and stops
 // links to peers no longer listed; links to unchanged peers are kept.
 func (s *Server) applyNodesFile(ctx context.Context) error {
-	addrs, err := ReadNodesFile(s.cfg.NodesFile)
+	addrs, err := imex.ReadNodesFile(s.cfg.NodesFile)
 	if err != nil {
 		return err
 	}
@@ -252,7 +238,7 @@ type peerLink struct {
 	connected bool
 }
 
-func startPeerLink(parent context.Context, cfg Config, addr string) *peerLink {
+func startPeerLink(parent context.Context, cfg imex.Config, addr string) *peerLink {
 	ctx, cancel := context.WithCancel(parent)
 	l := &peerLink{cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -282,7 +268,7 @@ func (l *peerLink) setConnected(v bool) {
 	l.mu.Unlock()
 }
 
-func (l *peerLink) run(ctx context.Context, cfg Config, addr string) {
+func (l *peerLink) run(ctx context.Context, cfg imex.Config, addr string) {
 	logger := klog.FromContext(ctx).WithValues("peer", addr)
 	dialer := net.Dialer{Timeout: handshakeTimeout}
 	if cfg.BindIP != "" {

@@ -1,4 +1,4 @@
-package imexstandin
+package imex
 
 import (
 	"bufio"
@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// Config keys read from the nvidia-imex config file.
+// Keys of the nvidia-imex config file that Config reads; nvidia-imex has many
+// more, which ParseConfig ignores.
 const (
 	KeyServerBindIP   = "SERVER_BIND_IP"
 	KeyServerPort     = "SERVER_PORT"
@@ -20,13 +21,16 @@ const (
 	KeyNodeConfigFile = "IMEX_NODE_CONFIG_FILE"
 )
 
-// Default ports of nvidia-imex.
+// Ports of nvidia-imex: peers talk on ServerPort, the command (status) port
+// is CommandPort. They are nvidia-imex's defaults, what the daemon writes and
+// what ParseConfig assumes when a key is absent.
 const (
-	DefaultServerPort = 50000
-	DefaultCmdPort    = 50005
+	ServerPort  = 50000
+	CommandPort = 50005
 )
 
-// Config is what the stand-in needs from an nvidia-imex config file.
+// Config is what is read back from an nvidia-imex config file: the addresses
+// and the nodes file (the stand-in's whole configuration).
 type Config struct {
 	// BindIP is the address the daemon listens on for peers and dials from;
 	// empty means every address (and no address is recognized as itself).
@@ -76,7 +80,7 @@ func LoadConfig(path string) (Config, error) {
 // keys are ignored (nvidia-imex has many we do not need). IMEX_NODE_CONFIG_FILE
 // is required; the ports default to 50000 and 50005.
 func ParseConfig(r io.Reader) (Config, error) {
-	cfg := Config{ServerPort: DefaultServerPort, CmdPort: DefaultCmdPort}
+	cfg := Config{ServerPort: ServerPort, CmdPort: CommandPort}
 	sc := bufio.NewScanner(r)
 	for lineNo := 1; sc.Scan(); lineNo++ {
 		line := strings.TrimSpace(sc.Text())
@@ -130,29 +134,4 @@ func parsePort(key, value string) (int, error) {
 		return 0, fmt.Errorf("%s=%q: must be a port number 1-65535", key, value)
 	}
 	return port, nil
-}
-
-// ReadNodesFile returns the peer addresses of a nodes file: one per line,
-// blank lines and '#' comments skipped, duplicates dropped, order kept. A
-// missing file is an empty peer list (the daemon may start before it knows any
-// peer).
-func ReadNodesFile(path string) ([]string, error) {
-	raw, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read nodes file: %w", err)
-	}
-	var addrs []string
-	seen := map[string]bool{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") || seen[line] {
-			continue
-		}
-		seen[line] = true
-		addrs = append(addrs, line)
-	}
-	return addrs, nil
 }

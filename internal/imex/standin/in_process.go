@@ -1,0 +1,61 @@
+package standin
+
+import (
+	"context"
+	"sync"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
+)
+
+// InProcess returns the IMEX starter and prober of a simulated node that
+// runs in one process with others: the stand-in as a goroutine, asked
+// directly on its command port at ipAddress. configPath is unused (the
+// starter is handed it on each start).
+func InProcess(ipAddress, _ string) (imex.Starter, imex.Prober) {
+	return InProcessStarter{}, NewCommandPortProber(ipAddress)
+}
+
+// InProcessStarter runs the stand-in as a goroutine, for simulated nodes that
+// share one process. It speaks the same network protocol as the stand-in
+// binary.
+type InProcessStarter struct{}
+
+// Start implements imex.Starter.
+func (InProcessStarter) Start(ctx context.Context, configPath string) (imex.Process, error) {
+	cfg, err := imex.LoadConfig(configPath)
+	if err != nil {
+		return nil, err
+	}
+	srv := NewServer(cfg)
+	// The process outlives nothing but its own Stop: the supervisor stops it
+	// explicitly when its context ends.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p := &inProcess{srv: srv, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		p.err = srv.Run(runCtx)
+		if p.err == nil && runCtx.Err() != nil {
+			p.err = context.Canceled
+		}
+		close(p.done)
+	}()
+	return p, nil
+}
+
+type inProcess struct {
+	srv    *Server
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+	once   sync.Once
+}
+
+func (p *inProcess) Done() <-chan struct{} { return p.done }
+func (p *inProcess) Err() error            { return p.err }
+func (p *inProcess) Reload() error         { p.srv.Reload(); return nil }
+
+// Stop ends the stand-in; its peers see the connections close, as when a
+// process is killed.
+func (p *inProcess) Stop() {
+	p.once.Do(p.cancel)
+	<-p.done
+}

@@ -1,0 +1,34 @@
+package standin
+
+import (
+	"context"
+	"net"
+	"strconv"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
+)
+
+// CommandPortProber asks a stand-in on its command port directly, without a
+// query process (for simulated nodes in one process).
+type CommandPortProber struct {
+	CmdAddress string
+}
+
+// NewCommandPortProber returns a prober for the stand-in listening on
+// ipAddress with the default command port.
+func NewCommandPortProber(ipAddress string) CommandPortProber {
+	return CommandPortProber{CmdAddress: net.JoinHostPort(ipAddress, strconv.Itoa(imex.CommandPort))}
+}
+
+// Probe implements imex.Prober. No answer means not ready.
+func (p CommandPortProber) Probe(ctx context.Context) (imex.State, error) {
+	answer, err := Query(ctx, p.CmdAddress)
+	if err != nil || answer != imex.AnswerReady {
+		return imex.State{}, nil
+	}
+	peers, err := QueryPeers(ctx, p.CmdAddress)
+	if err != nil {
+		return imex.State{}, nil
+	}
+	return imex.State{Ready: true, Peers: imex.PeerMap(peers)}, nil
+}
