@@ -56,7 +56,9 @@ func Cliques(members []v1beta1.ComputeDomainMember) []string {
 }
 
 // Compute returns the domain's new status. It keeps what must stay stable (node indices, the time a node
-// became ready, the conditions' transition times) from the previous status.
+// became ready, the conditions' transition times) from the previous status. It runs in three passes: the
+// nodes (each member's index and readiness), the cliques (each one's counts and channel), and the
+// conditions, which read what the first two found.
 func Compute(in Input) v1beta1.ComputeDomainStatus {
 	cd := in.Domain
 	now := metav1.NewTime(in.Now.Rfc3339Copy().Time) // the precision the API keeps, so a re-read compares equal
@@ -64,145 +66,195 @@ func Compute(in Input) v1beta1.ComputeDomainStatus {
 	if limit == 0 {
 		limit = MaxNodesPerClique
 	}
-	prevNodes := map[string]v1beta1.ComputeDomainNode{}
-	for _, n := range cd.Status.Nodes {
-		prevNodes[n.Name] = n
-	}
-
 	members := dedupeByNode(in.Members)
 	byClique := map[string][]v1beta1.ComputeDomainMember{}
 	for _, m := range members {
 		byClique[m.Spec.CliqueID] = append(byClique[m.Spec.CliqueID], m)
 	}
 
-	var (
-		nodes      []v1beta1.ComputeDomainNode
-		overflow   = map[string][]string{}
-		notReady   []v1beta1.ComputeDomainMember
-		lost       []v1beta1.ComputeDomainMember
-		readyCount int32
-		noFabric   []string
-	)
-	cliqueReady := map[string]int32{}
+	nodes := computeNodes(cd.Status.Nodes, byClique, limit, now)
+	cliques := computeCliques(byClique, nodes.nodes, in.Channels, in.ChannelErrors)
+
+	total := int32(len(members))
+	status := v1beta1.ComputeDomainStatus{
+		Nodes:              nodes.nodes,
+		Cliques:            cliques.cliques,
+		ReadyNodes:         nodes.ready,
+		TotalNodes:         max(total, cd.Spec.NumNodes),
+		Conditions:         append([]metav1.Condition(nil), cd.Status.Conditions...),
+		ObservedGeneration: cd.Generation,
+	}
+	setConditions(&status, conditionsInput{
+		cd: cd, now: now, blocker: in.Blocker, limit: limit, total: total, nodes: nodes, cliques: cliques,
+	})
+	return status
+}
+
+// nodesResult is what the nodes pass found.
+type nodesResult struct {
+	// nodes are the status entries of the members that hold an index, sorted by name; ready counts those
+	// whose daemon is ready.
+	nodes []v1beta1.ComputeDomainNode
+	ready int32
+	// notReady are the members holding an index whose daemon is not ready, lost those of them that were
+	// ready before; both sorted by node.
+	notReady []v1beta1.ComputeDomainMember
+	lost     []v1beta1.ComputeDomainMember
+	// noFabric are the nodes without a multi-node NVLink fabric (the empty clique), sorted.
+	noFabric []string
+	// overflow maps a full clique to its nodes that got no index, sorted.
+	overflow map[string][]string
+}
+
+// computeNodes is the nodes pass: each clique's members get their indices (kept from the previous status
+// where they had one in the same clique, at most limit per clique except in the empty one), and each
+// member holding an index becomes a status node.
+func computeNodes(previous []v1beta1.ComputeDomainNode, byClique map[string][]v1beta1.ComputeDomainMember, limit int, now metav1.Time) nodesResult {
+	prevNodes := map[string]v1beta1.ComputeDomainNode{}
+	for _, n := range previous {
+		prevNodes[n.Name] = n
+	}
+	out := nodesResult{overflow: map[string][]string{}}
 	for clique, ms := range byClique {
 		names := make([]string, 0, len(ms))
-		previous := map[string]int32{}
+		prevIndices := map[string]int32{}
 		for _, m := range ms {
 			names = append(names, m.Spec.NodeName)
 			if p, ok := prevNodes[m.Spec.NodeName]; ok && p.CliqueID == clique {
-				previous[m.Spec.NodeName] = p.Index
+				prevIndices[m.Spec.NodeName] = p.Index
 			}
 		}
 		cliqueLimit := limit
 		if clique == "" {
 			cliqueLimit = 0
 		}
-		indices, over := AssignIndices(names, previous, cliqueLimit)
+		indices, over := AssignIndices(names, prevIndices, cliqueLimit)
 		if len(over) > 0 {
-			overflow[clique] = over
+			out.overflow[clique] = over
 		}
 		for _, m := range ms {
 			idx, ok := indices[m.Spec.NodeName]
 			if !ok {
 				continue
 			}
-			node := v1beta1.ComputeDomainNode{
-				Name:      m.Spec.NodeName,
-				IPAddress: m.Spec.IPAddress,
-				CliqueID:  clique,
-				Index:     idx,
-				Status:    v1beta1.ComputeDomainStatusNotReady,
-			}
-			prev, hadPrev := prevNodes[m.Spec.NodeName]
-			if hadPrev && prev.CliqueID == clique {
-				node.LastReadyTime = prev.LastReadyTime
-			}
+			node := statusNode(m, clique, idx, prevNodes, now)
 			if m.Status.Ready {
-				node.Status = v1beta1.ComputeDomainStatusReady
-				if !hadPrev || prev.Status != v1beta1.ComputeDomainStatusReady || node.LastReadyTime == nil {
-					node.LastReadyTime = ptr.To(now)
-				}
-				readyCount++
-				cliqueReady[clique]++
+				out.ready++
 			} else {
-				notReady = append(notReady, m)
+				out.notReady = append(out.notReady, m)
 				if node.LastReadyTime != nil {
-					lost = append(lost, m)
+					out.lost = append(out.lost, m)
 				}
 			}
 			if clique == "" {
-				noFabric = append(noFabric, m.Spec.NodeName)
+				out.noFabric = append(out.noFabric, m.Spec.NodeName)
 			}
-			nodes = append(nodes, node)
+			out.nodes = append(out.nodes, node)
 		}
 	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	sortMembers(notReady)
-	sortMembers(lost)
-	sort.Strings(noFabric)
+	sort.Slice(out.nodes, func(i, j int) bool { return out.nodes[i].Name < out.nodes[j].Name })
+	sortMembers(out.notReady)
+	sortMembers(out.lost)
+	sort.Strings(out.noFabric)
+	return out
+}
 
-	cliqueIDs := map[string]bool{}
+// statusNode is the status entry of member m holding index idx in clique. Its lastReadyTime carries over
+// from the previous entry in the same clique and is set to now when the daemon turns ready.
+func statusNode(m v1beta1.ComputeDomainMember, clique string, idx int32, prevNodes map[string]v1beta1.ComputeDomainNode, now metav1.Time) v1beta1.ComputeDomainNode {
+	node := v1beta1.ComputeDomainNode{
+		Name:      m.Spec.NodeName,
+		IPAddress: m.Spec.IPAddress,
+		CliqueID:  clique,
+		Index:     idx,
+		Status:    v1beta1.ComputeDomainStatusNotReady,
+	}
+	prev, hadPrev := prevNodes[m.Spec.NodeName]
+	if hadPrev && prev.CliqueID == clique {
+		node.LastReadyTime = prev.LastReadyTime
+	}
+	if m.Status.Ready {
+		node.Status = v1beta1.ComputeDomainStatusReady
+		if !hadPrev || prev.Status != v1beta1.ComputeDomainStatusReady || node.LastReadyTime == nil {
+			node.LastReadyTime = ptr.To(now)
+		}
+	}
+	return node
+}
+
+// cliquesResult is what the cliques pass found.
+type cliquesResult struct {
+	// cliques are the status entries of every clique with members or a channel, sorted by ID.
+	cliques []v1beta1.ComputeDomainClique
+	// pending are the cliques with members and no channel yet; exhausted says, per clique whose channel
+	// allocation failed, why. Both sorted.
+	pending   []string
+	exhausted []string
+}
+
+// computeCliques is the cliques pass: each clique's node counts (the ready ones among nodes) and channel.
+// The empty clique, of nodes without a multi-node fabric, gets no channel.
+func computeCliques(byClique map[string][]v1beta1.ComputeDomainMember, nodes []v1beta1.ComputeDomainNode, channels map[string]int32, channelErrs map[string]error) cliquesResult {
+	ready := map[string]int32{}
+	for _, n := range nodes {
+		if n.Status == v1beta1.ComputeDomainStatusReady {
+			ready[n.CliqueID]++
+		}
+	}
+	ids := map[string]bool{}
 	for c := range byClique {
-		cliqueIDs[c] = true
+		ids[c] = true
 	}
-	for c := range in.Channels {
-		cliqueIDs[c] = true
+	for c := range channels {
+		ids[c] = true
 	}
-	var cliques []v1beta1.ComputeDomainClique
-	var pending, exhausted []string
-	for c := range cliqueIDs {
+	var out cliquesResult
+	for c := range ids {
 		entry := v1beta1.ComputeDomainClique{
 			CliqueID:   c,
-			ReadyNodes: cliqueReady[c],
+			ReadyNodes: ready[c],
 			TotalNodes: int32(len(byClique[c])),
 		}
-		if ch, ok := in.Channels[c]; ok && c != "" {
+		if ch, ok := channels[c]; ok && c != "" {
 			entry.Channel = ptr.To(ch)
 		} else if c != "" && len(byClique[c]) > 0 {
-			if in.ChannelErrors[c] != nil {
-				exhausted = append(exhausted, fmt.Sprintf("clique %s: %v", c, in.ChannelErrors[c]))
+			if channelErrs[c] != nil {
+				out.exhausted = append(out.exhausted, fmt.Sprintf("clique %s: %v", c, channelErrs[c]))
 			} else {
-				pending = append(pending, c)
+				out.pending = append(out.pending, c)
 			}
 		}
-		cliques = append(cliques, entry)
+		out.cliques = append(out.cliques, entry)
 	}
-	sort.Slice(cliques, func(i, j int) bool { return cliques[i].CliqueID < cliques[j].CliqueID })
-	sort.Strings(pending)
-	sort.Strings(exhausted)
+	sort.Slice(out.cliques, func(i, j int) bool { return out.cliques[i].CliqueID < out.cliques[j].CliqueID })
+	sort.Strings(out.pending)
+	sort.Strings(out.exhausted)
+	return out
+}
 
-	total := int32(len(members))
-	status := v1beta1.ComputeDomainStatus{
-		Nodes:              nodes,
-		Cliques:            cliques,
-		ReadyNodes:         readyCount,
-		TotalNodes:         max(total, cd.Spec.NumNodes),
-		Conditions:         append([]metav1.Condition(nil), cd.Status.Conditions...),
-		ObservedGeneration: cd.Generation,
-	}
+// conditionsInput is what the conditions pass reads.
+type conditionsInput struct {
+	cd      *v1beta1.ComputeDomain
+	now     metav1.Time
+	blocker *Blocker
+	limit   int
+	// total is the number of members.
+	total   int32
+	nodes   nodesResult
+	cliques cliquesResult
+}
 
-	setCondition(&status, cd.Generation, now, daemonsReady(total, readyCount, notReady))
-	setCondition(&status, cd.Generation, now, degraded(lost))
-	ready := readyCondition(readyInput{
-		cd:        cd,
-		blocker:   in.Blocker,
-		exhausted: exhausted,
-		overflow:  overflow,
-		limit:     limit,
-		total:     total,
-		ready:     readyCount,
-		notReady:  notReady,
-		lost:      len(lost),
-		pending:   pending,
-		noFabric:  noFabric,
-		cliques:   cliques,
-	})
-	setCondition(&status, cd.Generation, now, ready)
+// setConditions is the conditions pass: DaemonsReady, Degraded and Ready, and status.status from Ready.
+func setConditions(status *v1beta1.ComputeDomainStatus, in conditionsInput) {
+	generation := in.cd.Generation
+	setCondition(status, generation, in.now, daemonsReady(in.total, in.nodes.ready, in.nodes.notReady))
+	setCondition(status, generation, in.now, degraded(in.nodes.lost))
+	ready := readyCondition(in)
+	setCondition(status, generation, in.now, ready)
 	status.Status = v1beta1.ComputeDomainStatusNotReady
 	if ready.Status == metav1.ConditionTrue {
 		status.Status = v1beta1.ComputeDomainStatusReady
 	}
-	return status
 }
 
 func setCondition(s *v1beta1.ComputeDomainStatus, generation int64, now metav1.Time, c metav1.Condition) {
@@ -245,66 +297,51 @@ func degraded(lost []v1beta1.ComputeDomainMember) metav1.Condition {
 	return c
 }
 
-type readyInput struct {
-	cd        *v1beta1.ComputeDomain
-	blocker   *Blocker
-	exhausted []string
-	overflow  map[string][]string
-	limit     int
-	total     int32
-	ready     int32
-	notReady  []v1beta1.ComputeDomainMember
-	lost      int
-	pending   []string
-	noFabric  []string
-	cliques   []v1beta1.ComputeDomainClique
-}
-
-func readyCondition(in readyInput) metav1.Condition {
+func readyCondition(in conditionsInput) metav1.Condition {
 	c := metav1.Condition{Type: v1beta1.ComputeDomainConditionReady, Status: metav1.ConditionFalse}
 	switch {
 	case in.blocker != nil:
 		c.Reason, c.Message = in.blocker.Reason, in.blocker.Message
-	case len(in.exhausted) > 0:
+	case len(in.cliques.exhausted) > 0:
 		c.Reason = v1beta1.ComputeDomainReasonChannelsExhausted
-		c.Message = strings.Join(in.exhausted, "; ")
-	case len(in.overflow) > 0:
+		c.Message = strings.Join(in.cliques.exhausted, "; ")
+	case len(in.nodes.overflow) > 0:
 		c.Reason = v1beta1.ComputeDomainReasonCliqueFull
 		var parts []string
-		for _, clique := range sortedKeys(in.overflow) {
+		for _, clique := range sortedKeys(in.nodes.overflow) {
 			parts = append(parts, fmt.Sprintf("clique %s holds %d nodes, the most one IMEX ensemble can have; not joined: %s",
-				clique, in.limit, names(in.overflow[clique])))
+				clique, in.limit, names(in.nodes.overflow[clique])))
 		}
 		c.Message = strings.Join(parts, "; ")
 	case in.total == 0:
 		c.Reason = v1beta1.ComputeDomainReasonNoWorkload
 		c.Message = "waiting for the domain's workload: no node runs a workload pod of this domain yet"
-	case len(in.notReady) > 0:
+	case len(in.nodes.notReady) > 0:
 		c.Reason = v1beta1.ComputeDomainReasonDaemonsNotReady
-		c.Message = fmt.Sprintf("%d of %d nodes ready; waiting for the IMEX daemons of %s", in.ready, in.total, nodeNames(in.notReady))
-		if in.lost > 0 {
+		c.Message = fmt.Sprintf("%d of %d nodes ready; waiting for the IMEX daemons of %s", in.nodes.ready, in.total, nodeNames(in.nodes.notReady))
+		if len(in.nodes.lost) > 0 {
 			c.Message += " (see the Degraded condition)"
 		}
-	case in.ready < in.cd.Spec.NumNodes:
+	case in.nodes.ready < in.cd.Spec.NumNodes:
 		c.Reason = v1beta1.ComputeDomainReasonWaitingForNodes
-		c.Message = fmt.Sprintf("%d of %d nodes (spec.numNodes) ready", in.ready, in.cd.Spec.NumNodes)
-	case len(in.pending) > 0:
+		c.Message = fmt.Sprintf("%d of %d nodes (spec.numNodes) ready", in.nodes.ready, in.cd.Spec.NumNodes)
+	case len(in.cliques.pending) > 0:
 		c.Reason = v1beta1.ComputeDomainReasonChannelPending
-		c.Message = "no IMEX channel allocated yet for clique " + strings.Join(in.pending, ", ")
-	case len(in.noFabric) == int(in.total):
+		c.Message = "no IMEX channel allocated yet for clique " + strings.Join(in.cliques.pending, ", ")
+	case len(in.nodes.noFabric) == int(in.total):
 		c.Status, c.Reason = metav1.ConditionTrue, v1beta1.ComputeDomainReasonNoFabric
-		c.Message = fmt.Sprintf("nodes %s have no multi-node NVLink fabric; their workload claims get no IMEX channel", names(in.noFabric))
+		c.Message = fmt.Sprintf("nodes %s have no multi-node NVLink fabric; their workload claims get no IMEX channel", names(in.nodes.noFabric))
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, v1beta1.ComputeDomainReasonAllNodesReady
 		var parts []string
-		for _, cl := range in.cliques {
+		for _, cl := range in.cliques.cliques {
 			if cl.Channel != nil && cl.TotalNodes > 0 {
 				parts = append(parts, fmt.Sprintf("%s: channel %d, %d nodes", cl.CliqueID, *cl.Channel, cl.TotalNodes))
 			}
 		}
-		c.Message = fmt.Sprintf("%d nodes ready; one IMEX ensemble per clique: %s", in.ready, strings.Join(parts, "; "))
-		if len(in.noFabric) > 0 {
-			c.Message += fmt.Sprintf("; nodes without a multi-node NVLink fabric get no channel: %s", names(in.noFabric))
+		c.Message = fmt.Sprintf("%d nodes ready; one IMEX ensemble per clique: %s", in.nodes.ready, strings.Join(parts, "; "))
+		if len(in.nodes.noFabric) > 0 {
+			c.Message += fmt.Sprintf("; nodes without a multi-node NVLink fabric get no channel: %s", names(in.nodes.noFabric))
 		}
 	}
 	return c
