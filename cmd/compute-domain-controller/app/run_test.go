@@ -20,7 +20,8 @@ import (
 )
 
 // TestRunInProcess runs the binary's Run against a real API server, the way the simulated cluster runs it
-// in-process: a domain gets its claim templates, the metrics endpoint serves the controller's own registry, and
+// in-process, twice in one process (nothing may be registered twice): each time a domain gets its claim
+// templates, the metrics endpoint serves the controller's own metrics next to controller-runtime's, and
 // canceling the context stops it cleanly.
 func TestRunInProcess(t *testing.T) {
 	g := NewWithT(t)
@@ -32,35 +33,45 @@ func TestRunInProcess(t *testing.T) {
 	for _, ns := range []string{"cd-operator", "team-a"} {
 		g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
-	metricsAddr := freeAddress(t)
+	for run, domain := range []string{"first", "second"} {
+		metricsAddr := freeAddress(t)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- RunWithConfig(runCtx, env.Config, []string{
+				"--namespace=cd-operator", "--daemon-image=registry.example/cd:test",
+				"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=0", "-v=2",
+			})
+		}()
 
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- RunWithConfig(runCtx, env.Config, []string{
-			"--namespace=cd-operator", "--daemon-image=registry.example/cd:test",
-			"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=0", "-v=2",
-		})
-	}()
+		cd := utiltesting.MakeComputeDomain(domain, "team-a").Obj()
+		g.Expect(env.Client.Create(ctx, cd)).To(Succeed())
+		g.Eventually(func() error {
+			return env.Client.Get(ctx, client.ObjectKey{Namespace: "cd-operator", Name: computedomain.DaemonClaimTemplateName(cd.UID)}, &resourcev1.ResourceClaimTemplate{})
+		}).WithTimeout(20*time.Second).WithPolling(100*time.Millisecond).Should(Succeed(), "run %d", run)
 
-	cd := utiltesting.MakeComputeDomain("job", "team-a").Obj()
-	g.Expect(env.Client.Create(ctx, cd)).To(Succeed())
-	g.Eventually(func() error {
-		return env.Client.Get(ctx, client.ObjectKey{Namespace: "cd-operator", Name: computedomain.DaemonClaimTemplateName(cd.UID)}, &resourcev1.ResourceClaimTemplate{})
-	}).WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+		// The second run's own registry counts only its own writes: the domain of the first run already has
+		// its templates.
+		g.Eventually(func() (string, error) { return scrape(metricsAddr) }).WithTimeout(10*time.Second).Should(And(
+			ContainSubstring(`computedomain_controller_api_writes_total{kind="ResourceClaimTemplate",verb="create"} 2`),
+			ContainSubstring(`controller_runtime_reconcile_total{controller="compute-domain-controller",result="success"}`),
+			ContainSubstring(`workqueue_adds_total{controller="compute-domain-controller"`),
+		), "run %d", run)
 
-	g.Eventually(func() (string, error) {
-		resp, err := http.Get("http://" + metricsAddr + "/metrics")
-		if err != nil {
-			return "", err
-		}
-		defer func() { _ = resp.Body.Close() }()
-		body, err := io.ReadAll(resp.Body)
-		return string(body), err
-	}).WithTimeout(10 * time.Second).Should(ContainSubstring(`computedomain_controller_api_writes_total{kind="ResourceClaimTemplate",verb="create"} 2`))
+		cancel()
+		g.Eventually(done).WithTimeout(20*time.Second).Should(Receive(BeNil()), "run %d", run)
+	}
+}
 
-	cancel()
-	g.Eventually(done).WithTimeout(20 * time.Second).Should(Receive(BeNil()))
+// scrape returns what the metrics endpoint at addr serves.
+func scrape(addr string) (string, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
 }
 
 func freeAddress(t *testing.T) string {
