@@ -35,7 +35,7 @@ func RefOf(cd *v1beta1.ComputeDomain) DomainRef {
 
 // ChannelAllocator gives each (domain, clique) one IMEX channel that no other live domain holds in that
 // clique. It is the only allocator and keeps its state in memory; the domains' status.cliques[].channel
-// persists it, and Rebuild restores it after a restart. Every method is serialized by one lock, so two
+// persists it, and RebuildOnce restores it after a restart. Every method is serialized by one lock, so two
 // concurrent reconciles never hand out the same channel.
 type ChannelAllocator struct {
 	mu          sync.Mutex
