@@ -18,6 +18,8 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/daemon"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	cdplugin "github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
 
 func channelPath(ch int32) string { return fmt.Sprintf("/dev/nvidia-caps-imex-channels/channel%d", ch) }
@@ -250,7 +252,9 @@ var _ = Describe("ComputeDomain node side", func() {
 				To(Satisfy(apierrors.IsNotFound), "the DaemonSet outlived the workload")
 			for _, n := range nodes {
 				g.Expect(n.daemon(cd.UID)).To(BeNil(), "the daemon left %s", n.name)
-				uids, err := n.driver.CDISpecClaimUIDs()
+				specs, err := cdi.NewWriter(n.cdiRoot, cdplugin.DefaultDriverName)
+				g.Expect(err).NotTo(HaveOccurred())
+				uids, err := specs.ClaimUIDs()
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(uids).To(BeEmpty())
 			}

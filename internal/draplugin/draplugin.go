@@ -1,7 +1,16 @@
-// Package draplugin is the wiring shared by our kubelet plugins (gpu.nvidia.com
-// and compute-domain.nvidia.com): starting the kubeletplugin helper with the
-// node's socket directories, reading ResourceClaims for stale-claim cleanup,
-// and serving a plugin instance's own metrics registry.
+// Package draplugin is the plumbing shared by our kubelet plugins
+// (gpu.nvidia.com and compute-domain.nvidia.com), one concern per file:
+//
+//   - flags.go, node_files.go: the command line every plugin has (node,
+//     driver, directories, NVML backend, logger) and the files it keeps on
+//     its node (CDI specs, checkpoint);
+//   - draplugin.go, serve.go: starting the kubeletplugin helper with the
+//     node's socket directories, and the metrics endpoint;
+//   - publisher.go: publishing the pool once the helper runs;
+//   - background_errors.go: the DRAPlugin.HandleError policy;
+//   - stale_claims.go: unpreparing claims whose ResourceClaim is gone;
+//   - crash_points.go: the crash hook of the plugins' crash tests;
+//   - prepared_devices.go, opaque_config.go: prepare results and configs.
 package draplugin
 
 import (

@@ -2,11 +2,16 @@ package draplugin
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
 )
 
 // Flags are the command-line settings every kubelet plugin has: which node and
@@ -20,6 +25,10 @@ type Flags struct {
 	RegistrarDir   string
 	PluginsDir     string
 	MetricsAddress string
+	// NVML selects and configures the NVML backend; set by Parse.
+	NVML backend.Options
+	// Log configures the text logger (-v, --vmodule); set by Parse.
+	Log *textlogger.Config
 }
 
 // FlagHelp is the part of the flags' help that differs between plugins.
@@ -32,6 +41,8 @@ type FlagHelp struct {
 	PluginsDir string
 	// MetricsAddress says what --metrics-address is, with an example.
 	MetricsAddress string
+	// Subcommands are named when a positional argument is refused.
+	Subcommands []string
 }
 
 // AddFlags registers the flags on fs; lookup is the environment (NODE_NAME is
@@ -73,4 +84,35 @@ func (f *Flags) Validate() error {
 // Options locate the plugin on its node; the caller adds the client.
 func (f *Flags) Options() Options {
 	return Options{DriverName: f.DriverName, NodeName: f.NodeName, RegistrarDir: f.RegistrarDir, PluginsDir: f.PluginsDir}
+}
+
+// Parse parses a plugin's command line: the flags every plugin has
+// (AddFlags), the NVML backend's and the logger's, next to the plugin's own,
+// which the caller registered on fs before and checks after. Positional
+// arguments are refused (a caller takes its subcommand off args first).
+func (f *Flags) Parse(fs *pflag.FlagSet, args []string, lookup func(string) (string, bool), help FlagHelp) error {
+	f.NVML = backend.OptionsFromEnv(lookup)
+	f.Log = textlogger.NewConfig()
+	f.AddFlags(fs, lookup, help)
+	f.NVML.AddFlags(fs)
+	goflags := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	f.Log.AddFlags(goflags)
+	fs.AddGoFlagSet(goflags)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		msg := "every setting is a flag"
+		if len(help.Subcommands) > 0 {
+			msg = fmt.Sprintf("the only subcommands are %s, every setting is a flag", strings.Join(help.Subcommands, ", "))
+		}
+		return fmt.Errorf("unexpected arguments %q: %s", fs.Args(), msg)
+	}
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	if f.NVML.NodeName == "" {
+		f.NVML.NodeName = f.NodeName
+	}
+	return f.NVML.Validate()
 }

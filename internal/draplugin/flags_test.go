@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
 )
 
@@ -24,7 +25,7 @@ func TestFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Flags{NodeName: "tray-1", DriverName: "example.nvidia.com", HostRoot: "/", CDIRoot: "/var/run/cdi", RegistrarDir: DefaultRegistrarDir, PluginsDir: DefaultPluginsDir}
-	if diff := cmp.Diff(want, f); diff != "" {
+	if diff := cmp.Diff(want, f, cmpopts.IgnoreFields(Flags{}, "NVML", "Log")); diff != "" {
 		t.Errorf("flags (-want +got):\n%s", diff)
 	}
 	wantOpts := Options{DriverName: "example.nvidia.com", NodeName: "tray-1", RegistrarDir: DefaultRegistrarDir, PluginsDir: DefaultPluginsDir}
@@ -49,6 +50,68 @@ func TestFlagsValidateRejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if _, err := parseFlags(tc.args, nil); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	env := map[string]string{"NODE_NAME": "tray-1"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cases := map[string]struct {
+		args         []string
+		help         FlagHelp
+		wantErr      string
+		wantNVMLNode string
+	}{
+		"the NVML mock serves the plugin's node unless told otherwise": {
+			args:         []string{"--nvml=mock", "--nvml-mock-profile=hgx-h100-8"},
+			wantNVMLNode: "tray-1",
+		},
+		"a plugin's own flag is parsed next to the shared ones": {
+			args:         []string{"--own=3", "-v=4"},
+			wantNVMLNode: "tray-1",
+		},
+		"a positional argument is refused": {
+			args:    []string{"extra"},
+			wantErr: `unexpected arguments ["extra"]: every setting is a flag`,
+		},
+		"a positional argument is refused, naming the subcommands": {
+			args:    []string{"extra"},
+			help:    FlagHelp{Subcommands: []string{"inspect"}},
+			wantErr: "the only subcommands are inspect",
+		},
+		"a shared flag is validated": {
+			args:    []string{"--cdi-root=cdi"},
+			wantErr: `--cdi-root "cdi": must be an absolute path`,
+		},
+		"the NVML backend's flags are validated": {
+			args:    []string{"--nvml=mock"},
+			wantErr: "--nvml-mock-profile",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var f Flags
+			var own int
+			fs := pflag.NewFlagSet("test-plugin", pflag.ContinueOnError)
+			fs.IntVar(&own, "own", 0, "a plugin's own flag")
+			tc.help.DriverName = "example.nvidia.com"
+			err := f.Parse(fs, tc.args, lookup, tc.help)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.NVML.NodeName != tc.wantNVMLNode {
+				t.Errorf("NVML node = %q, want %q", f.NVML.NodeName, tc.wantNVMLNode)
+			}
+			if f.Log == nil {
+				t.Error("no logger configuration")
 			}
 		})
 	}

@@ -10,6 +10,10 @@ import (
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
+// MissingConfigFunc decides for a device without any opaque config: a
+// default, or an error.
+type MissingConfigFunc func(result resourceapi.DeviceRequestAllocationResult, deviceType string) (apiv1beta1.DeviceConfig, error)
+
 // ResolveOpaqueConfig returns the effective opaque configuration of one
 // allocated device: the configs for driverName that apply to the device's
 // request, DeviceClass configs first and then claim configs, each in listed
@@ -17,7 +21,7 @@ import (
 // must be of the kind for deviceType, even when a later one overrides it, so a
 // typo never goes unnoticed. Without any, missing decides: a default, or an
 // error. The result is normalized and validated.
-func ResolveOpaqueConfig(driverName string, configs []resourceapi.DeviceAllocationConfiguration, result resourceapi.DeviceRequestAllocationResult, deviceType string, missing func() (apiv1beta1.DeviceConfig, error)) (apiv1beta1.DeviceConfig, error) {
+func ResolveOpaqueConfig(driverName string, configs []resourceapi.DeviceAllocationConfiguration, result resourceapi.DeviceRequestAllocationResult, deviceType string, missing MissingConfigFunc) (apiv1beta1.DeviceConfig, error) {
 	applicable := resourceclaim.ConfigForResult(configs, result)
 	applicable = slices.DeleteFunc(applicable, func(c resourceapi.DeviceAllocationConfiguration) bool {
 		return c.Opaque == nil || c.Opaque.Driver != driverName
@@ -38,7 +42,7 @@ func ResolveOpaqueConfig(driverName string, configs []resourceapi.DeviceAllocati
 		effective = cfg
 	}
 	if effective == nil {
-		def, err := missing()
+		def, err := missing(result, deviceType)
 		if err != nil {
 			return nil, err
 		}

@@ -62,7 +62,9 @@ func TestResolveOpaqueConfig(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := ResolveOpaqueConfig("gpu.nvidia.com", tc.configs, result, apiv1beta1.DeviceTypeGpu, func() (apiv1beta1.DeviceConfig, error) { return nil, errMissing })
+			cfg, err := ResolveOpaqueConfig("gpu.nvidia.com", tc.configs, result, apiv1beta1.DeviceTypeGpu, func(resourceapi.DeviceRequestAllocationResult, string) (apiv1beta1.DeviceConfig, error) {
+				return nil, errMissing
+			})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)

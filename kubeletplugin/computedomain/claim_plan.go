@@ -9,6 +9,7 @@ import (
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
 type checkpointDevice = checkpoint.PreparedDevice
@@ -51,7 +52,7 @@ func (d *Driver) planClaim(claim *resourceapi.ResourceClaim) (claimPlan, error) 
 		if err != nil {
 			return plan, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
-		cfg, err := resolveConfig(d.cfg.DriverName, alloc.Config, r, kind)
+		cfg, err := draplugin.ResolveOpaqueConfig(d.cfg.DriverName, alloc.Config, r, kind, configRequired)
 		if err != nil {
 			return plan, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
@@ -69,7 +70,7 @@ func (d *Driver) planClaim(claim *resourceapi.ResourceClaim) (claimPlan, error) 
 			return plan, fmt.Errorf("%w: claim mixes %s devices of domain %s (%s) with %s devices of domain %s (%s); one claim serves one domain and one purpose",
 				ErrRefused, plan.kind, plan.domainUID, plan.mode, kind, uid, mode)
 		}
-		if owner, held := d.state.DeviceOwner(r.Pool, r.Device, string(claim.UID)); held {
+		if owner, held := d.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID)); held {
 			return plan, fmt.Errorf("%w: device %s is already prepared for claim %s", ErrRefused, r.Device, owner)
 		}
 		plan.results = append(plan.results, r)

@@ -8,14 +8,13 @@ import (
 	"sync"
 	"time"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 )
 
@@ -58,7 +57,7 @@ type Deps struct {
 	Checkpoint *checkpoint.Store
 	Domains    DomainLookup
 	// Claims may be nil: then no stale-claim cleanup runs.
-	Claims ClaimGetter
+	Claims draplugin.ClaimGetter
 	Clock  clock.WithTicker
 	// Metrics may be nil: then nothing is registered.
 	Metrics *Metrics
@@ -69,20 +68,17 @@ type Driver struct {
 	cfg     Config
 	root    hostroot.Root
 	cdi     *cdi.Writer
-	store   *checkpoint.Store
 	domains DomainLookup
-	claims  ClaimGetter
+	claims  draplugin.ClaimGetter
 	clock   clock.WithTicker
 	metrics *Metrics
+	pub     draplugin.Publisher
 
-	mu    sync.Mutex
-	state checkpoint.Checkpoint
-	// crash, when set (tests), is asked at named points of prepare and
-	// panics the call as a process crash would stop it.
-	crash func(point string) bool
-
-	pubMu   sync.Mutex
-	publish func(context.Context, resourceslice.DriverResources) error
+	// mu guards ledger and serializes prepare, unprepare and the stale-claim
+	// cleanup.
+	mu     sync.Mutex
+	ledger *checkpoint.Ledger
+	crash  draplugin.CrashHook
 }
 
 var _ kubeletplugin.DRAPlugin = &Driver{}
@@ -130,22 +126,15 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("compute-domain plugin: %w", err)
 	}
+	ledger, err := checkpoint.OpenLedger(ctx, deps.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
 	d := &Driver{
-		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, store: deps.Checkpoint,
+		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, ledger: ledger,
 		domains: deps.Domains, claims: deps.Claims, clock: deps.Clock, metrics: deps.Metrics,
 	}
-	state, res, err := d.store.Load()
-	if err != nil {
-		return nil, fmt.Errorf("load checkpoint: %w", err)
-	}
-	if res.DiscardedBootID != "" {
-		klog.FromContext(ctx).Info("Discarded checkpoint of an earlier boot", "bootID", res.DiscardedBootID, "claims", res.DiscardedClaims)
-		if err := d.store.Save(state); err != nil {
-			return nil, fmt.Errorf("save checkpoint: %w", err)
-		}
-	}
-	d.state = state
-	d.updateClaimMetrics()
+	d.metrics.setClaims(ledger.Claims())
 	return d, nil
 }
 
@@ -157,81 +146,19 @@ func (d *Driver) Resources() resourceslice.DriverResources {
 // SetPublisher sets the function that publishes the pool (the kubeletplugin
 // helper's PublishResources) and publishes once.
 func (d *Driver) SetPublisher(ctx context.Context, publish func(context.Context, resourceslice.DriverResources) error) error {
-	d.pubMu.Lock()
-	defer d.pubMu.Unlock()
-	d.publish = publish
-	return d.publish(ctx, d.Resources())
+	return d.pub.Set(ctx, publish, d.Resources)
 }
 
-// Run unprepares claims whose ResourceClaim is gone, every CleanupInterval,
-// until ctx ends.
+// Run unprepares claims whose ResourceClaim is gone, at once and then every
+// CleanupInterval, until ctx ends.
 func (d *Driver) Run(ctx context.Context) {
-	logger := klog.FromContext(ctx)
-	t := d.clock.NewTicker(d.cfg.CleanupInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			if err := d.CleanupStaleClaims(ctx); err != nil {
-				logger.Error(err, "Stale claim cleanup failed")
-			}
-		}
-	}
+	draplugin.SweepStaleClaims(ctx, d.clock, d.cfg.CleanupInterval, d.CleanupStaleClaims)
 }
 
 // HandleError implements kubeletplugin.DRAPlugin: background errors are
 // logged; the helper retries them.
 func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
-	utilruntime.HandleErrorWithContext(ctx, err, msg)
-}
-
-// crashPoint panics when the test hook says so.
-func (d *Driver) crashPoint(name string) {
-	if d.crash != nil && d.crash(name) {
-		panic(errCrash)
-	}
-}
-
-var errCrash = errors.New("simulated crash")
-
-func (d *Driver) saveClaim(uid string, cs checkpoint.ClaimState) error {
-	next, err := d.store.SaveClaim(d.state, uid, cs)
-	if err != nil {
-		return err
-	}
-	d.state = next
-	d.updateClaimMetrics()
-	return nil
-}
-
-// updateClaimMetrics sets the claims gauge from the checkpoint. Callers hold d.mu.
-func (d *Driver) updateClaimMetrics() {
-	counts := map[[2]string]int{}
-	for _, kind := range []string{"channel", "daemon"} {
-		for _, st := range []string{string(checkpoint.PrepareStarted), string(checkpoint.PrepareCompleted)} {
-			counts[[2]string{kind, st}] = 0
-		}
-	}
-	for _, cs := range d.state.Claims {
-		if data, ok := claimData(cs.Devices); ok {
-			counts[[2]string{data.Kind, string(cs.Status)}]++
-		}
-	}
-	for k, n := range counts {
-		d.metrics.claims.WithLabelValues(k[0], k[1]).Set(float64(n))
-	}
-}
-
-func (d *Driver) deleteClaim(uid string) error {
-	next, err := d.store.DeleteClaim(d.state, uid)
-	if err != nil {
-		return err
-	}
-	d.state = next
-	d.updateClaimMetrics()
-	return nil
+	draplugin.HandleBackgroundError(ctx, err, msg, nil)
 }
 
 // WatchHealthStatus implements kubeletplugin.DRAPlugin: channel and daemon
@@ -239,6 +166,3 @@ func (d *Driver) deleteClaim(uid string) error {
 func (d *Driver) WatchHealthStatus(context.Context, chan<- kubeletplugin.DeviceHealthReport) error {
 	return kubeletplugin.ErrHealthNotSupported
 }
-
-// CDISpecClaimUIDs lists the claims that have a CDI spec on this node.
-func (d *Driver) CDISpecClaimUIDs() ([]string, error) { return d.cdi.ClaimUIDs() }

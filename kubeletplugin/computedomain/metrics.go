@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 )
 
 // Outcomes of a prepare, the values of the prepares metric.
@@ -64,4 +66,23 @@ func (m *Metrics) observePrepare(kind string, d time.Duration, err error) {
 	o := outcomeOf(err)
 	m.prepareDuration.WithLabelValues(o).Observe(d.Seconds())
 	m.prepares.WithLabelValues(kind, o).Inc()
+}
+
+// setClaims sets the claims gauge from the recorded claims: every kind and
+// status, zero included.
+func (m *Metrics) setClaims(claims map[string]checkpoint.ClaimState) {
+	counts := map[[2]string]int{}
+	for _, kind := range []string{"channel", "daemon"} {
+		for _, st := range []string{string(checkpoint.PrepareStarted), string(checkpoint.PrepareCompleted)} {
+			counts[[2]string{kind, st}] = 0
+		}
+	}
+	for _, cs := range claims {
+		if data, ok := claimData(cs.Devices); ok {
+			counts[[2]string{data.Kind, string(cs.Status)}]++
+		}
+	}
+	for k, n := range counts {
+		m.claims.WithLabelValues(k[0], k[1]).Set(float64(n))
+	}
 }

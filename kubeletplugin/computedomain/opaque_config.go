@@ -6,18 +6,15 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
-// resolveConfig returns the effective opaque config of one allocated device
-// (draplugin.ResolveOpaqueConfig). Channel and daemon devices have no
-// default: without a config the claim is refused.
-func resolveConfig(driverName string, configs []resourceapi.DeviceAllocationConfiguration, result resourceapi.DeviceRequestAllocationResult, deviceType string) (apiv1beta1.DeviceConfig, error) {
-	return draplugin.ResolveOpaqueConfig(driverName, configs, result, deviceType, func() (apiv1beta1.DeviceConfig, error) {
-		kind := apiv1beta1.ComputeDomainChannelConfigKind
-		if deviceType == apiv1beta1.DeviceTypeDaemon {
-			kind = apiv1beta1.ComputeDomainDaemonConfigKind
-		}
-		return nil, fmt.Errorf("request %q, device %s: a %s device needs an opaque %s naming its domain (the domain's claim template carries one)", result.Request, result.Device, deviceType, kind)
-	})
+// configRequired refuses a device without an opaque config
+// (draplugin.ResolveOpaqueConfig): channel and daemon devices have no
+// default, their config names the domain.
+func configRequired(result resourceapi.DeviceRequestAllocationResult, deviceType string) (apiv1beta1.DeviceConfig, error) {
+	kind := apiv1beta1.ComputeDomainChannelConfigKind
+	if deviceType == apiv1beta1.DeviceTypeDaemon {
+		kind = apiv1beta1.ComputeDomainDaemonConfigKind
+	}
+	return nil, fmt.Errorf("request %q, device %s: a %s device needs an opaque %s naming its domain (the domain's claim template carries one)", result.Request, result.Device, deviceType, kind)
 }

@@ -28,7 +28,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 		start := d.clock.Now()
 		devices, err := d.prepareClaim(ctx, claim)
 		kind := ""
-		if data, ok := claimData(d.state.Claims[string(claim.UID)].Devices); ok {
+		if data, ok := claimData(d.ledger.Claims()[string(claim.UID)].Devices); ok {
 			kind = data.Kind
 		}
 		d.metrics.observePrepare(kind, d.clock.Since(start), err)
@@ -41,7 +41,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
 	ctx = klog.NewContext(ctx, logger)
 	uid := string(claim.UID)
-	if prev, ok := d.state.Claims[uid]; ok && prev.Status == checkpoint.PrepareCompleted {
+	if prev, ok := d.ledger.Claims()[uid]; ok && prev.Status == checkpoint.PrepareCompleted {
 		logger.V(2).Info("Claim already prepared, returning the stored result")
 		return draplugin.PreparedDevices(prev), nil
 	}
@@ -81,7 +81,7 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 	if err := d.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: d.checkpointDevices(plan, data, nil)}); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crashPoint("prepare-started")
+	d.crash.At("prepare-started")
 
 	if d.cfg.CliqueID == "" {
 		// No multi-node fabric: nothing to inject. The daemon (placed by the
@@ -112,7 +112,7 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crashPoint("cdi-written")
+	d.crash.At("cdi-written")
 	logger.V(2).Info("Prepared channel claim", "domain", klog.KObj(domain), "channels", channels)
 	return d.completeClaim(claim, plan, data, []string{ids[cdiChannelDevice]})
 }
@@ -172,7 +172,7 @@ func (d *Driver) prepareDaemon(ctx context.Context, claim *resourceapi.ResourceC
 	if err := d.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: d.checkpointDevices(plan, data, nil)}); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crashPoint("prepare-started")
+	d.crash.At("prepare-started")
 	dir := d.domainConfigDir(domain.UID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: create IMEX config directory: %w", klog.KObj(claim), err)
@@ -182,7 +182,7 @@ func (d *Driver) prepareDaemon(ctx context.Context, claim *resourceapi.ResourceC
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crashPoint("cdi-written")
+	d.crash.At("cdi-written")
 	klog.FromContext(ctx).V(2).Info("Prepared daemon claim", "domain", klog.KObj(domain), "configDir", dir)
 	return d.completeClaim(claim, plan, data, []string{ids[cdiDaemonDevice]})
 }

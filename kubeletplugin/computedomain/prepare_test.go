@@ -166,7 +166,7 @@ func TestPrepare(t *testing.T) {
 			if diff := cmp.Diff(wantView, view(t, e, res)); diff != "" {
 				t.Errorf("container view (-want +got):\n%s", diff)
 			}
-			if got := d.state.Claims[string(tc.claim.UID)].Status; got != tc.want.claimSate {
+			if got := d.ledger.Claims()[string(tc.claim.UID)].Status; got != tc.want.claimSate {
 				t.Errorf("checkpointed claim status = %q, want %q", got, tc.want.claimSate)
 			}
 		})

@@ -53,7 +53,7 @@ func TestCleanupStaleClaims(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for uid := range d.state.Claims {
+			for uid := range d.ledger.Claims() {
 				got = append(got, uid)
 			}
 			if diff := cmp.Diff(tc.wantClaims, got); diff != "" {

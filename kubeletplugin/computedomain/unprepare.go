@@ -28,7 +28,7 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 
 func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
 	logger := klog.FromContext(ctx).WithValues("claimUID", uid)
-	cs, ok := d.state.Claims[uid]
+	cs, ok := d.ledger.Claims()[uid]
 	if !ok {
 		logger.V(2).Info("Claim not prepared here, nothing to undo")
 		return nil
@@ -53,7 +53,7 @@ func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
 // domainHasClaims tells whether the checkpoint holds a claim of the given
 // kind for the domain, in any state.
 func (d *Driver) domainHasClaims(uid types.UID, kind string) bool {
-	for _, cs := range d.state.Claims {
+	for _, cs := range d.ledger.Claims() {
 		if data, ok := claimData(cs.Devices); ok && data.DomainUID == uid && data.Kind == kind {
 			return true
 		}

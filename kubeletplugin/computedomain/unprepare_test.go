@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
 func TestUnprepare(t *testing.T) {
@@ -105,7 +106,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 				d.crash = func(p string) bool { return p == point }
 				func() {
 					defer func() {
-						if r := recover(); r != errCrash { //nolint:errorlint // the panic value itself, not a wrapped error
+						if r := recover(); r != draplugin.ErrSimulatedCrash { //nolint:errorlint // the panic value itself, not a wrapped error
 							t.Fatalf("prepare did not reach crash point %s (recovered %v)", point, r)
 						}
 					}()
@@ -113,7 +114,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 				}()
 
 				restarted := e.driver()
-				if got := restarted.state.Claims["claim-1"].Status; got != checkpoint.PrepareStarted {
+				if got := restarted.ledger.Claims()["claim-1"].Status; got != checkpoint.PrepareStarted {
 					t.Fatalf("after the crash the claim is %q, want %s", got, checkpoint.PrepareStarted)
 				}
 				switch then {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,6 +48,24 @@ func (l NodeLabeler) SetNodeClique(ctx context.Context, clique string) error {
 	return nil
 }
 
+// cliqueLabelRetryMin is the first wait before a failed clique label write is
+// retried; the wait doubles up to Config.CliqueRefreshInterval.
+const cliqueLabelRetryMin = time.Second
+
+// cliqueLabel is the driver's side of the node label: the labeler, a lock
+// that serializes writes (so that an older clique never lands after a newer
+// one), and the signal that a write failed.
+type cliqueLabel struct {
+	labeler CliqueLabeler
+	mu      sync.Mutex
+	// failed holds a token while a failed write awaits its retry.
+	failed chan struct{}
+}
+
+func newCliqueLabel(l CliqueLabeler) cliqueLabel {
+	return cliqueLabel{labeler: l, failed: make(chan struct{}, 1)}
+}
+
 // RefreshClique re-reads the node's clique; when it changed, the devices are
 // republished with the new cliqueID and the node label follows.
 func (d *Driver) RefreshClique(ctx context.Context) error {
@@ -54,10 +74,10 @@ func (d *Driver) RefreshClique(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	changed := clique != d.inventory.CliqueID
-	d.inventory.CliqueID = clique
-	d.mu.Unlock()
+	d.state.mu.Lock()
+	changed := clique != d.state.inventory.CliqueID
+	d.state.inventory.CliqueID = clique
+	d.state.mu.Unlock()
 	if !changed {
 		return nil
 	}
@@ -69,13 +89,52 @@ func (d *Driver) RefreshClique(ctx context.Context) error {
 }
 
 // SyncCliqueLabel writes the current clique to the node label, if a labeler
-// is configured.
+// is configured. A failed write is retried by Run with back-off until one
+// succeeds.
 func (d *Driver) SyncCliqueLabel(ctx context.Context) error {
-	if d.labeler == nil {
+	err := d.writeCliqueLabel(ctx)
+	if err != nil {
+		select {
+		case d.label.failed <- struct{}{}:
+		default: // a retry is pending already
+		}
+	}
+	return err
+}
+
+func (d *Driver) writeCliqueLabel(ctx context.Context) error {
+	if d.label.labeler == nil {
 		return nil
 	}
-	d.mu.Lock()
-	clique := d.inventory.CliqueID
-	d.mu.Unlock()
-	return d.labeler.SetNodeClique(ctx, clique)
+	d.label.mu.Lock()
+	defer d.label.mu.Unlock()
+	inv, _ := d.state.snapshot()
+	return d.label.labeler.SetNodeClique(ctx, inv.CliqueID)
+}
+
+// retryCliqueLabel retries a failed clique label write until one succeeds,
+// waiting cliqueLabelRetryMin and then twice as long each time, at most
+// CliqueRefreshInterval; it runs until ctx ends.
+func (d *Driver) retryCliqueLabel(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.label.failed:
+		}
+		for wait := cliqueLabelRetryMin; ; wait = min(2*wait, d.cfg.CliqueRefreshInterval) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-d.clock.After(wait):
+			}
+			err := d.writeCliqueLabel(ctx)
+			if err == nil {
+				logger.Info("Node clique label written after a failed write")
+				break
+			}
+			logger.Error(err, "Setting the node clique label failed again; retrying", "retryIn", min(2*wait, d.cfg.CliqueRefreshInterval))
+		}
+	}
 }

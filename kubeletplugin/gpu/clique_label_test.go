@@ -1,8 +1,12 @@
 package gpu
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -95,5 +99,66 @@ func TestCliqueLabelFollowsTheFabric(t *testing.T) {
 		if diff := cmp.Diff(s.wantCliques, cliques()); diff != "" {
 			t.Errorf("%s: device cliques (-want +got):\n%s", s.name, diff)
 		}
+	}
+}
+
+// flakyLabeler fails its first writes, then keeps the label.
+type flakyLabeler struct {
+	mu       sync.Mutex
+	failures int
+	tries    int
+	label    *string
+}
+
+func (l *flakyLabeler) SetNodeClique(_ context.Context, clique string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tries++
+	if l.failures > 0 {
+		l.failures--
+		return errors.New("the API server is unavailable")
+	}
+	l.label = &clique
+	return nil
+}
+
+func (l *flakyLabeler) written() (*string, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.label, l.tries
+}
+
+func TestAFailedCliqueLabelWriteIsRetriedUntilItSucceeds(t *testing.T) {
+	e := newTestNodeEnv(t, "gb200-nvl72", withFabric())
+	labeler := &flakyLabeler{failures: 3}
+	d := e.mustDriver(func(_ *Config, deps *Deps) { deps.Labeler = labeler })
+	ctx, cancel := context.WithCancel(testContext(t))
+	if err := d.SyncCliqueLabel(ctx); err == nil {
+		t.Fatal("the first write succeeded")
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		d.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+	want := fmt.Sprintf("%s.%d", testClusterUUID, testClique)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		label, tries := labeler.written()
+		if label != nil {
+			if *label != want || tries != 4 {
+				t.Errorf("label %q after %d writes, want %q after 4 (three failed)", *label, tries, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the label was never written; %d writes tried", tries)
+		}
+		e.clock.Step(time.Second) // the back-off waits 1 s, 2 s, 4 s
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -5,17 +5,27 @@
 // and turns NVML health events into device taints.
 //
 // File map:
+//   - driver.go: the kubeletplugin.DRAPlugin adapter: configuration,
+//     NewDriver and the Run loop.
+//   - state.go: the node's state under one lock (inventory and recorded
+//     claims) and what is derived from the claims.
+//   - startup_cleanup.go: at start, MIG instances and CDI specs no recorded
+//     claim owns are removed.
+//   - publish.go: the pool with health taints, and publishing it.
 //   - inventory.go, inventory_nvml.go: what the node has, read from NVML.
 //   - device_names.go, device_attributes.go: GPU and MIG devices as
 //     resource.k8s.io devices (compatible names plus cliqueID).
 //   - partitionable_mig.go: shared counters and profile/placement devices.
 //   - resourceslices.go: the pool, split into slices within the limits.
-//   - clique_label.go: the nvidia.com/gpu.clique node label and refresh.
-//   - opaque_config.go: class then claim configs, strict, per device type.
+//   - clique_label.go: the nvidia.com/gpu.clique node label, its refresh and
+//     the retries of a failed write.
+//   - opaque_config.go: the default config of a device without one.
 //   - prepare.go, unprepare.go, mig_instances.go, sharing.go, cdi_edits.go,
 //     host_devices.go: the prepare and unprepare paths and their side effects.
 //   - stale_claims.go: claims whose ResourceClaim is gone.
-//   - health.go: Xid and lost-GPU conditions, taints, recovery.
+//   - health_monitor.go: Xid and lost-GPU conditions from NVML events and
+//     probes, and the taints they make.
+//   - health.go: KEP-4680 health reports, the devices gauge, lost-GPU
+//     rediscovery.
 //   - metrics.go, errors.go: Prometheus metrics and error reasons.
-//   - driver.go: the kubeletplugin.DRAPlugin, start-up and Run loop.
 package gpu

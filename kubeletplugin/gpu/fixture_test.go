@@ -22,12 +22,13 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 )
 
 const (
-	testDriver = "gpu.nvidia.com"
+	testDriver = DefaultDriverName
 	testNode   = "node-1"
 	testBootID = "boot-1"
 )
@@ -120,7 +121,7 @@ func writeSysfsPCI(t *testing.T, root string, busIDs map[string]string) {
 
 type driverOption func(*Config, *Deps)
 
-func withClaims(c ClaimGetter) driverOption {
+func withClaims(c draplugin.ClaimGetter) driverOption {
 	return func(_ *Config, d *Deps) { d.Claims = c }
 }
 

@@ -3,11 +3,17 @@ package gpu
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
 // taintSummary is "key=value:effect" per tainted device.
@@ -25,7 +31,7 @@ func taintSummary(d *Driver) map[string][]string {
 func watchHealth(t *testing.T, d *Driver) {
 	ctx, cancel := context.WithCancel(testContext(t))
 	t.Cleanup(cancel)
-	go func() { _ = d.health.watchEvents(ctx, d.gpuUUIDs()) }()
+	go func() { d.health.watchEvents(ctx, d.state.gpuUUIDs()) }()
 	select {
 	case <-d.health.eventsRegistered:
 	case <-time.After(10 * time.Second):
@@ -65,7 +71,7 @@ func TestHealthTaints(t *testing.T) {
 	wait := func(dt time.Duration) func(*testing.T, *testNodeEnv, *Driver) {
 		return func(t *testing.T, e *testNodeEnv, d *Driver) {
 			e.clock.Step(dt)
-			d.health.probe(testContext(t), d.gpuUUIDs())
+			d.health.probe(testContext(t), d.state.gpuUUIDs())
 		}
 	}
 	// lost takes a GPU off the bus (the driver also reports Xid 79, waited
@@ -78,7 +84,7 @@ func TestHealthTaints(t *testing.T) {
 			} else if _, err := set(); err != nil {
 				t.Fatal(err)
 			}
-			d.health.probe(testContext(t), d.gpuUUIDs())
+			d.health.probe(testContext(t), d.state.gpuUUIDs())
 		}
 	}
 	cases := map[string][]step{
@@ -168,7 +174,7 @@ func TestWatchHealthStatus(t *testing.T) {
 	inject(t, d, func() (int, error) { return e.lib.InjectXid(3, 79) })
 	awaitReport("after Xid 79", map[string]kubeletplugin.HealthStatus{"gpu-0": "Healthy", "gpu-1": "Healthy", "gpu-2": "Healthy", "gpu-3": "Unhealthy"})
 	e.clock.Step(16 * time.Minute)
-	d.health.probe(testContext(t), d.gpuUUIDs())
+	d.health.probe(testContext(t), d.state.gpuUUIDs())
 	awaitReport("after recovery", healthy)
 	cancel()
 	if err := <-done; err != nil {
@@ -186,7 +192,7 @@ func TestMIGXidOnAPreparedPartition(t *testing.T) {
 	}
 	target := claim.Status.Allocation.Devices.Results[1].Device
 	var data deviceData
-	for _, dev := range d.state.Claims[string(claim.UID)].Devices {
+	for _, dev := range d.state.ledger.Claims()[string(claim.UID)].Devices {
 		if dev.Device == target {
 			if err := json.Unmarshal(dev.Data, &data); err != nil {
 				t.Fatal(err)
@@ -197,5 +203,64 @@ func TestMIGXidOnAPreparedPartition(t *testing.T) {
 	want := map[string][]string{target: {"gpu.nvidia.com/xid=48:NoSchedule"}}
 	if diff := cmp.Diff(want, taintSummary(d)); diff != "" {
 		t.Errorf("taints (-want +got):\n%s", diff)
+	}
+}
+
+func TestGPUsWithoutXidMonitoringAreLoggedAndCounted(t *testing.T) {
+	cases := map[string]struct {
+		fault       func(t *testing.T, e *testNodeEnv)
+		wantGPUs    float64
+		wantLogCall string
+	}{
+		"every GPU is watched": {},
+		"NVML cannot create the event set: no GPU is watched": {
+			fault:       func(_ *testing.T, e *testNodeEnv) { e.lib.FailEventSetCreate(nvml.ERROR_UNKNOWN) },
+			wantGPUs:    8,
+			wantLogCall: "EventSetCreate",
+		},
+		"a GPU lost before the watch starts is not watched": {
+			fault: func(t *testing.T, e *testNodeEnv) {
+				if err := e.lib.SetGPULost(3, true); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantGPUs:    1,
+			wantLogCall: "DeviceGetHandleByUUID",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newTestNodeEnv(t, "hgx-h100-8")
+			reg := prometheus.NewRegistry()
+			d := e.mustDriver(func(_ *Config, deps *Deps) { deps.Metrics = NewMetrics(reg) })
+			if tc.fault != nil {
+				tc.fault(t, e)
+			}
+			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+			ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+			defer cancel()
+			stopped := make(chan struct{})
+			go func() {
+				defer close(stopped)
+				d.health.watchEvents(ctx, d.state.gpuUUIDs())
+			}()
+			select {
+			case <-d.health.eventsRegistered:
+			case <-stopped:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the event watch neither registered nor stopped")
+			}
+			if got := metricValue(t, reg, "gpu_kubelet_plugin_gpus_without_xid_monitoring", "", ""); got != tc.wantGPUs {
+				t.Errorf("GPUs without Xid monitoring = %v, want %v", got, tc.wantGPUs)
+			}
+			logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+			gotLog := strings.Contains(logs, "No Xid monitoring") && strings.Contains(logs, tc.wantLogCall)
+			if tc.wantLogCall != "" && !gotLog {
+				t.Errorf("no error log naming %s; logs:\n%s", tc.wantLogCall, logs)
+			}
+			if tc.wantLogCall == "" && strings.Contains(logs, "No Xid monitoring") {
+				t.Errorf("an unmonitored GPU was logged; logs:\n%s", logs)
+			}
+		})
 	}
 }

@@ -96,3 +96,12 @@ func inventoryFromNode(node *nvml.NodeInfo, clique string, pcieRoot func(string)
 	}
 	return inv
 }
+
+// deviceByUUID returns the NVML handle of a GPU or MIG device.
+func (d *Driver) deviceByUUID(uuid string) (nvml.Device, error) {
+	dev, r := d.nvml.DeviceGetHandleByUUID(uuid)
+	if err := nvml.ReturnError(d.nvml, "get GPU "+uuid, r); err != nil {
+		return nil, err
+	}
+	return dev, nil
+}

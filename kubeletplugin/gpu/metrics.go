@@ -14,6 +14,7 @@ type Metrics struct {
 	prepareErrors     *prometheus.CounterVec
 	unprepareErrors   *prometheus.CounterVec
 	devices           *prometheus.GaugeVec
+	unmonitoredGPUs   prometheus.Gauge
 }
 
 // Device states of the devices gauge.
@@ -43,9 +44,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		devices: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "gpu_kubelet_plugin_devices", Help: "Published devices by state (free, prepared, unhealthy).",
 		}, []string{"state"}),
+		unmonitoredGPUs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gpu_kubelet_plugin_gpus_without_xid_monitoring",
+			Help: "GPUs whose NVML Xid and ECC events are not watched (the event set or their registration failed); only losing the GPU is noticed on them.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.prepareDuration, m.unprepareDuration, m.prepareErrors, m.unprepareErrors, m.devices)
+		reg.MustRegister(m.prepareDuration, m.unprepareDuration, m.prepareErrors, m.unprepareErrors, m.devices, m.unmonitoredGPUs)
 	}
 	return m
 }
@@ -69,3 +74,5 @@ func (m *Metrics) setDeviceStates(counts map[string]int) {
 		m.devices.WithLabelValues(s).Set(float64(counts[s]))
 	}
 }
+
+func (m *Metrics) setUnmonitoredGPUs(n int) { m.unmonitoredGPUs.Set(float64(n)) }

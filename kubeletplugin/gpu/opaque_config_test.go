@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
 func opaque(source resourceapi.AllocationConfigSource, driver, params string, requests ...string) resourceapi.DeviceAllocationConfiguration {
@@ -29,7 +30,7 @@ const (
 )
 
 func TestResolveConfig(t *testing.T) {
-	result := resourceapi.DeviceRequestAllocationResult{Request: "gpu", Driver: "gpu.nvidia.com", Pool: "node", Device: "gpu-0"}
+	result := resourceapi.DeviceRequestAllocationResult{Request: "gpu", Driver: testDriver, Pool: "node", Device: "gpu-0"}
 	cases := map[string]struct {
 		configs    []resourceapi.DeviceAllocationConfiguration
 		deviceType string
@@ -40,25 +41,25 @@ func TestResolveConfig(t *testing.T) {
 			deviceType: "gpu",
 		},
 		"a class config applies": {
-			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClass, "gpu.nvidia.com", tsShort)},
+			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClass, testDriver, tsShort)},
 			deviceType: "gpu", want: "Short",
 		},
 		"a claim config wins over a class config listed after it": {
 			configs: []resourceapi.DeviceAllocationConfiguration{
-				opaque(resourceapi.AllocationConfigSourceClaim, "gpu.nvidia.com", tsLong),
-				opaque(resourceapi.AllocationConfigSourceClass, "gpu.nvidia.com", tsShort),
+				opaque(resourceapi.AllocationConfigSourceClaim, testDriver, tsLong),
+				opaque(resourceapi.AllocationConfigSourceClass, testDriver, tsShort),
 			},
 			deviceType: "gpu", want: "Long",
 		},
 		"among claim configs the later one wins": {
 			configs: []resourceapi.DeviceAllocationConfiguration{
-				opaque(resourceapi.AllocationConfigSourceClaim, "gpu.nvidia.com", tsLong),
-				opaque(resourceapi.AllocationConfigSourceClaim, "gpu.nvidia.com", tsShort),
+				opaque(resourceapi.AllocationConfigSourceClaim, testDriver, tsLong),
+				opaque(resourceapi.AllocationConfigSourceClaim, testDriver, tsShort),
 			},
 			deviceType: "gpu", want: "Short",
 		},
 		"a config for another request does not apply": {
-			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, "gpu.nvidia.com", tsShort, "other")},
+			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, testDriver, tsShort, "other")},
 			deviceType: "gpu",
 		},
 		"a config for another driver is ignored, even if it would not decode": {
@@ -66,28 +67,28 @@ func TestResolveConfig(t *testing.T) {
 			deviceType: "gpu",
 		},
 		"an unknown field is an error": {
-			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, "gpu.nvidia.com", typo)},
+			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, testDriver, typo)},
 			deviceType: "gpu", wantErr: "timeSlicingConfg",
 		},
 		"an overridden config is still checked": {
 			configs: []resourceapi.DeviceAllocationConfiguration{
-				opaque(resourceapi.AllocationConfigSourceClass, "gpu.nvidia.com", typo),
-				opaque(resourceapi.AllocationConfigSourceClaim, "gpu.nvidia.com", tsShort),
+				opaque(resourceapi.AllocationConfigSourceClass, testDriver, typo),
+				opaque(resourceapi.AllocationConfigSourceClaim, testDriver, tsShort),
 			},
 			deviceType: "gpu", wantErr: "DeviceClass",
 		},
 		"a MIG config on a full GPU is an error naming the right kind": {
-			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, "gpu.nvidia.com", migMPS)},
+			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, testDriver, migMPS)},
 			deviceType: "gpu", wantErr: "use a GpuConfig",
 		},
 		"an invalid value names the allowed ones": {
-			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, "gpu.nvidia.com", badValue)},
+			configs:    []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, testDriver, badValue)},
 			deviceType: "gpu", wantErr: "TimeSlicing",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := resolveConfig("gpu.nvidia.com", tc.configs, result, tc.deviceType)
+			cfg, err := draplugin.ResolveOpaqueConfig(testDriver, tc.configs, result, tc.deviceType, defaultConfig)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)

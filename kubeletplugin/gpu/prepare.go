@@ -3,7 +3,6 @@ package gpu
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -58,13 +57,10 @@ type partitionRef struct {
 	placement MigPlacement
 }
 
-// errCrash is what a crash hook panics with in tests.
-var errCrash = errors.New("simulated crash")
-
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin.
 func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.state.mu.Lock()
+	defer d.state.mu.Unlock()
 	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
 	for _, claim := range claims {
 		start := d.clock.Now()
@@ -72,7 +68,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 		d.metrics.observePrepare(d.clock.Since(start), err)
 		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
 	}
-	d.metrics.setDeviceStates(d.deviceStates())
+	d.updateDeviceMetricsLocked()
 	return out, nil
 }
 
@@ -80,7 +76,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
 	ctx = klog.NewContext(ctx, logger)
 	uid := string(claim.UID)
-	if prev, ok := d.state.Claims[uid]; ok {
+	if prev, ok := d.state.ledger.Claims()[uid]; ok {
 		if prev.Status == checkpoint.PrepareCompleted {
 			logger.V(2).Info("Claim already prepared, returning the stored result")
 			return draplugin.PreparedDevices(prev), nil
@@ -108,10 +104,10 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	for _, p := range devices {
 		state.Devices = append(state.Devices, checkpointDevice(d.poolName(), p, nil))
 	}
-	if err := d.saveClaim(uid, state); err != nil {
+	if err := d.state.ledger.SaveClaim(uid, state); err != nil {
 		return nil, &prepareError{reason: reasonCheckpoint, err: err}
 	}
-	d.crashPoint("prepare-started")
+	d.crash.At("prepare-started")
 
 	if err := d.applyDevices(ctx, uid, &state, devices); err != nil {
 		logger.Error(err, "Prepare failed, rolling back")
@@ -120,7 +116,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 		}
 		return nil, err
 	}
-	d.crashPoint("devices-applied")
+	d.crash.At("devices-applied")
 
 	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(d.hostDevices)}
 	for _, p := range devices {
@@ -136,14 +132,14 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 		_ = d.undoClaim(ctx, uid, state)
 		return nil, &prepareError{reason: reasonCDI, err: err}
 	}
-	d.crashPoint("cdi-written")
+	d.crash.At("cdi-written")
 
 	state.Status = checkpoint.PrepareCompleted
 	state.Devices = nil
 	for _, p := range devices {
 		state.Devices = append(state.Devices, checkpointDevice(d.poolName(), p, []string{ids[p.Name]}))
 	}
-	if err := d.saveClaim(uid, state); err != nil {
+	if err := d.state.ledger.SaveClaim(uid, state); err != nil {
 		_ = d.undoClaim(ctx, uid, state)
 		return nil, &prepareError{reason: reasonCheckpoint, err: err}
 	}
@@ -176,7 +172,7 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 			continue
 		}
 		admin := r.AdminAccess != nil && *r.AdminAccess
-		if owner, taken := d.state.DeviceOwner(r.Pool, r.Device, string(claim.UID)); taken && !admin {
+		if owner, taken := d.state.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID)); taken && !admin {
 			return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s is already prepared for claim %s", r.Device, owner)}
 		}
 		p, err := d.planDevice(r.Device)
@@ -195,7 +191,7 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 			}
 		}
 		p.Requests = []string{r.Request}
-		cfg, err := resolveConfig(d.cfg.DriverName, alloc.Config, r, p.Data.Type)
+		cfg, err := draplugin.ResolveOpaqueConfig(d.cfg.DriverName, alloc.Config, r, p.Data.Type, defaultConfig)
 		if err != nil {
 			return nil, &prepareError{reason: reasonConfig, err: err}
 		}
@@ -215,7 +211,7 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 
 // planDevice maps a published device name to what prepare must do.
 func (d *Driver) planDevice(name string) (preparedDevice, error) {
-	for _, g := range d.inventory.GPUs {
+	for _, g := range d.state.inventory.GPUs {
 		partitionable := d.cfg.PartitionableMIG && isPartitionable(g)
 		if gpuDeviceName(g.Minor) == name && (!g.MigEnabled || partitionable) {
 			return preparedDevice{Name: name, ParentMinor: g.Minor, Data: deviceData{Type: deviceTypeGpu, UUID: g.UUID, ParentUUID: g.UUID}}, nil
@@ -230,7 +226,7 @@ func (d *Driver) planDevice(name string) (preparedDevice, error) {
 		}
 	}
 	if d.cfg.PartitionableMIG {
-		if g, p, pl, ok := findPartition(d.inventory, name); ok {
+		if g, p, pl, ok := findPartition(d.state.inventory, name); ok {
 			return preparedDevice{
 				Name: name, ParentMinor: g.Minor,
 				Data:      deviceData{Type: deviceTypeMig, ParentUUID: g.UUID, CreatedMig: true},
@@ -245,12 +241,12 @@ func (d *Driver) planDevice(name string) (preparedDevice, error) {
 // slices intersect p's (the full GPU intersects everything).
 func (d *Driver) overlappingPartition(p preparedDevice, claimUID string, pending []preparedDevice) (string, bool) {
 	span := func(name string) (string, int, int, bool) {
-		for _, g := range d.inventory.GPUs {
+		for _, g := range d.state.inventory.GPUs {
 			if gpuDeviceName(g.Minor) == name {
 				return g.UUID, 0, g.MemorySlices(), true
 			}
 		}
-		if g, _, pl, ok := findPartition(d.inventory, name); ok {
+		if g, _, pl, ok := findPartition(d.state.inventory, name); ok {
 			return g.UUID, pl.Start, pl.Start + pl.Size, true
 		}
 		return "", 0, 0, false
@@ -260,7 +256,7 @@ func (d *Driver) overlappingPartition(p preparedDevice, claimUID string, pending
 		u, s, e, ok := span(name)
 		return ok && u == pu && s < pe && ps < e
 	}
-	for uid, cs := range d.state.Claims {
+	for uid, cs := range d.state.ledger.Claims() {
 		if uid == claimUID {
 			continue
 		}
@@ -301,7 +297,7 @@ func (d *Driver) applyDevices(ctx context.Context, uid string, state *checkpoint
 		p.Data.GIID, p.Data.CIID, p.Data.UUID = inst.GIID, inst.CIID, inst.UUID
 		state.Devices[i] = checkpointDevice(d.poolName(), *p, nil)
 		changed = true
-		d.crashPoint("mig-created-unrecorded")
+		d.crash.At("mig-created-unrecorded")
 	}
 	sharingErr := d.applySharing(ctx, devices)
 	// Record what sharing changed even when it failed part-way, so the
@@ -318,35 +314,9 @@ func (d *Driver) applyDevices(ctx context.Context, uid string, state *checkpoint
 	if !changed {
 		return nil
 	}
-	if err := d.saveClaim(uid, *state); err != nil {
+	if err := d.state.ledger.SaveClaim(uid, *state); err != nil {
 		return &prepareError{reason: reasonCheckpoint, err: err}
 	}
-	d.crashPoint("mig-created")
+	d.crash.At("mig-created")
 	return nil
-}
-
-// saveClaim stores one claim's state; the in-memory state changes only when
-// the file was written.
-func (d *Driver) saveClaim(uid string, cs checkpoint.ClaimState) error {
-	next, err := d.store.SaveClaim(d.state, uid, cs)
-	if err != nil {
-		return err
-	}
-	d.state = next
-	return nil
-}
-
-func (d *Driver) deleteClaim(uid string) error {
-	next, err := d.store.DeleteClaim(d.state, uid)
-	if err != nil {
-		return err
-	}
-	d.state = next
-	return nil
-}
-
-func (d *Driver) crashPoint(name string) {
-	if d.crash != nil && d.crash(name) {
-		panic(errCrash)
-	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
@@ -259,7 +260,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 			d.crash = func(p string) bool { return p == point }
 			func() {
 				defer func() {
-					if r := recover(); r != errCrash { //nolint:errorlint // recover returns the panic value itself, never wrapped
+					if r := recover(); r != draplugin.ErrSimulatedCrash { //nolint:errorlint // recover returns the panic value itself, never wrapped
 						t.Fatalf("prepare did not reach crash point %s (recovered %v)", point, r)
 					}
 				}()

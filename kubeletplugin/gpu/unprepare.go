@@ -17,8 +17,8 @@ import (
 // UnprepareResourceClaims implements kubeletplugin.DRAPlugin. A claim that is
 // not prepared is not an error (the kubelet may repeat the call).
 func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.state.mu.Lock()
+	defer d.state.mu.Unlock()
 	out := make(map[types.UID]error, len(claims))
 	for _, c := range claims {
 		start := d.clock.Now()
@@ -26,12 +26,12 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 		d.metrics.observeUnprepare(d.clock.Since(start), err)
 		out[c.UID] = err
 	}
-	d.metrics.setDeviceStates(d.deviceStates())
+	d.updateDeviceMetricsLocked()
 	return out, nil
 }
 
 func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
-	cs, ok := d.state.Claims[uid]
+	cs, ok := d.state.ledger.Claims()[uid]
 	if !ok {
 		// Nothing recorded; a spec may still exist if a crash hit between
 		// writing it and recording the claim.
@@ -84,7 +84,7 @@ func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimS
 	if len(errs) > 0 {
 		return &prepareError{reason: reasonNVML, err: errors.Join(errs...)}
 	}
-	if err := d.deleteClaim(uid); err != nil {
+	if err := d.state.ledger.DeleteClaim(uid); err != nil {
 		return &prepareError{reason: reasonCheckpoint, err: err}
 	}
 	return nil

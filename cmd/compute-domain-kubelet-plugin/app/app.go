@@ -14,13 +14,9 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
-	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
-	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
-	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
-	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
 
@@ -55,13 +51,11 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	ctx = startup.WithLogger(ctx, o.logConfig, "compute-domain-kubelet-plugin", o.NodeName)
+	ctx = startup.WithLogger(ctx, o.Log, "compute-domain-kubelet-plugin", o.NodeName)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	root := hostroot.New(o.HostRoot)
-	o.nvml.HostRoot = root
-	lib, err := backend.Open(ctx, o.nvml)
+	lib, err := o.OpenNVML(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,7 +73,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	return serve(ctx, o, root, clique, c)
+	return serve(ctx, o, clique, c)
 }
 
 func clusterFromKubeconfig(o *options) (*cluster, error) {
@@ -124,15 +118,11 @@ func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
 
 // serve runs the plugin: domain cache, driver, kubelet registration,
 // publishing, stale-claim cleanup, metrics.
-func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c *cluster) error {
+func serve(ctx context.Context, o *options, clique string, c *cluster) error {
 	logger := klog.FromContext(ctx)
-	bootID, err := root.BootID()
+	writer, store, err := o.NodeFiles()
 	if err != nil {
-		return fmt.Errorf("--host-root %s: %w", o.HostRoot, err)
-	}
-	writer, err := cdi.NewWriter(o.CDIRoot, o.DriverName)
-	if err != nil {
-		return fmt.Errorf("--cdi-root: %w", err)
+		return err
 	}
 	dopts := o.Options()
 	dopts.KubeClient = c.kube
@@ -143,7 +133,7 @@ func serve(ctx context.Context, o *options, root hostroot.Root, clique string, c
 		HostRoot: o.HostRoot, DomainConfigRoot: filepath.Join(dopts.PluginDataDir(), "domains"),
 	}, computedomain.Deps{
 		CDI:        writer,
-		Checkpoint: checkpoint.NewStore(filepath.Join(dopts.PluginDataDir(), "checkpoint.json"), bootID),
+		Checkpoint: store,
 		Domains:    c.domains,
 		Claims:     draplugin.ClaimClient{Client: c.kube},
 		Metrics:    computedomain.NewMetrics(registry),

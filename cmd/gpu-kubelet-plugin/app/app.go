@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,12 +12,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
-	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
-	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
-	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
-	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
 
@@ -47,13 +41,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	ctx = startup.WithLogger(ctx, o.logConfig, "gpu-kubelet-plugin", o.NodeName)
-
-	root := hostroot.New(o.HostRoot)
-	o.nvml.HostRoot = root
+	ctx = startup.WithLogger(ctx, o.Log, "gpu-kubelet-plugin", o.NodeName)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lib, err := backend.Open(ctx, o.nvml)
+	lib, err := o.OpenNVML(ctx)
 	if err != nil {
 		return err
 	}
@@ -69,7 +60,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	return serve(ctx, o, lib, root, client)
+	return serve(ctx, o, lib, client)
 }
 
 func clientFromKubeconfig(o *options) (kubernetes.Interface, error) {
@@ -82,7 +73,7 @@ func clientFromKubeconfig(o *options) (kubernetes.Interface, error) {
 
 // serve runs the plugin: driver, kubelet registration, publishing, health,
 // label, metrics.
-func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Root, client kubernetes.Interface) error {
+func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernetes.Interface) error {
 	logger := klog.FromContext(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -91,13 +82,9 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Ro
 	stop := func(err error) {
 		fatalOnce.Do(func() { fatalErr = err; cancel() })
 	}
-	bootID, err := root.BootID()
+	writer, store, err := o.NodeFiles()
 	if err != nil {
-		return fmt.Errorf("--host-root %s: %w", o.HostRoot, err)
-	}
-	writer, err := cdi.NewWriter(o.CDIRoot, o.DriverName)
-	if err != nil {
-		return fmt.Errorf("--cdi-root: %w", err)
+		return err
 	}
 	dopts := o.Options()
 	dopts.KubeClient = client
@@ -107,7 +94,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Ro
 	}, gpu.Deps{
 		NVML:       lib,
 		CDI:        writer,
-		Checkpoint: checkpoint.NewStore(filepath.Join(dopts.PluginDataDir(), "checkpoint.json"), bootID),
+		Checkpoint: store,
 		Claims:     draplugin.ClaimClient{Client: client},
 		Metrics:    gpu.NewMetrics(registry),
 		Labeler:    gpu.NodeLabeler{Client: client, NodeName: o.NodeName},
@@ -122,8 +109,8 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, root hostroot.Ro
 	}
 	defer helper.Stop()
 	if err := driver.SyncCliqueLabel(ctx); err != nil {
-		// Retried by the clique refresh in Run.
-		logger.Error(err, "Setting the node clique label failed")
+		// Retried with back-off by Run.
+		logger.Error(err, "Setting the node clique label failed; retrying")
 	}
 	inv := driver.Inventory()
 	logger.Info("GPU kubelet plugin started", "driver", o.DriverName, "gpus", len(inv.GPUs), "clique", inv.CliqueID, "partitionableMIG", o.partitionableMIG)

@@ -30,7 +30,7 @@ var identityAttributes = map[resourceapi.QualifiedName]bool{
 // compareWithProfile builds the mock node of the profile (same node name, MIG
 // mode and partitionable setting) and lists the differences.
 func compareWithProfile(ctx context.Context, o *options, profile string, real []*resourceapi.ResourceSlice) (*ProfileComparison, error) {
-	mo := o.nvml
+	mo := o.NVML
 	mo.Mode, mo.Profile, mo.ProfileFile, mo.FaultFile = backend.ModeMock, profile, "", ""
 	mo.NodeName = o.NodeName
 	lib, err := backend.Open(ctx, mo)

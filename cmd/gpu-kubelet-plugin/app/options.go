@@ -4,26 +4,17 @@
 package app
 
 import (
-	"flag"
-	"fmt"
-
 	"github.com/spf13/pflag"
-	"k8s.io/klog/v2/textlogger"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
-	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
+	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
-
-// DefaultDriverName is the driver this plugin serves unless --driver-name says otherwise.
-const DefaultDriverName = "gpu.nvidia.com"
 
 // options are the command-line flags.
 type options struct {
 	draplugin.Flags
 	partitionableMIG bool
 	compareProfile   string
-	nvml             backend.Options
-	logConfig        *textlogger.Config
 	// inspect is the dry-run subcommand.
 	inspect bool
 }
@@ -31,7 +22,7 @@ type options struct {
 // parse reads the flags; lookup is the environment (os.LookupEnv in a
 // binary).
 func parse(args []string, lookup func(string) (string, bool)) (*options, error) {
-	o := &options{nvml: backend.OptionsFromEnv(lookup), logConfig: textlogger.NewConfig()}
+	o := &options{}
 	if len(args) > 0 && args[0] == "inspect" {
 		o.inspect, args = true, args[1:]
 	}
@@ -40,33 +31,18 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 		name += " inspect"
 	}
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	o.AddFlags(fs, lookup, draplugin.FlagHelp{
-		DriverName:     DefaultDriverName,
-		HostRoot:       "Directory where the host's /dev, /proc and /sys are visible.",
-		PluginsDir:     "Directory under which <driver>/dra.sock and the checkpoint live.",
-		MetricsAddress: "Address of the Prometheus /metrics endpoint (e.g. :9090); empty: off.",
-	})
 	fs.BoolVar(&o.partitionableMIG, "partitionable-mig", false, "Publish MIG-enabled GPUs as shared counters and every profile/placement, and create MIG instances on prepare (KEP-4815).")
 	if o.inspect {
 		fs.StringVar(&o.compareProfile, "compare-profile", "", "Also build a mock node of this profile and list where its devices differ from this node's (run on a real GPU node to check a profile).")
 	}
-	o.nvml.AddFlags(fs)
-	goflags := flag.NewFlagSet(name, flag.ContinueOnError)
-	o.logConfig.AddFlags(goflags)
-	fs.AddGoFlagSet(goflags)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q: the only subcommand is inspect, every setting is a flag", fs.Args())
-	}
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	if o.nvml.NodeName == "" {
-		o.nvml.NodeName = o.NodeName
-	}
-	if err := o.nvml.Validate(); err != nil {
+	err := o.Parse(fs, args, lookup, draplugin.FlagHelp{
+		DriverName:     gpu.DefaultDriverName,
+		HostRoot:       "Directory where the host's /dev, /proc and /sys are visible.",
+		PluginsDir:     "Directory under which <driver>/dra.sock and the checkpoint live.",
+		MetricsAddress: "Address of the Prometheus /metrics endpoint (e.g. :9090); empty: off.",
+		Subcommands:    []string{"inspect"},
+	})
+	if err != nil {
 		return nil, err
 	}
 	return o, nil

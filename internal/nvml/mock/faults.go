@@ -55,6 +55,15 @@ func (m *Lib) InjectEvent(gpuIndex int, eventType, data uint64, giID, ciID uint3
 	return g.emit(eventType, data, giID, ciID), nil
 }
 
+// FailEventSetCreate makes EventSetCreate return r from now on, as a driver
+// without event support or out of resources does; SUCCESS heals it. Event
+// sets created before are not affected.
+func (m *Lib) FailEventSetCreate(r nvml.Return) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.eventSetFault = r
+}
+
 // SetGPULost marks a GPU as fallen off the bus (every call on it and its MIG
 // devices then returns ERROR_GPU_IS_LOST, and an Xid 79 event is delivered)
 // or brings it back (as after a reset).

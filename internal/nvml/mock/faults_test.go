@@ -142,6 +142,26 @@ func TestInjectedXidsArriveOnTheEventSet(t *testing.T) {
 	}
 }
 
+func TestEventSetCreateFailsUntilHealed(t *testing.T) {
+	m := newNode(t, Config{NodeName: "node-a", Profile: "hgx-h100-8"})
+	before, r := m.EventSetCreate()
+	if r != nvml.SUCCESS {
+		t.Fatalf("EventSetCreate = %v", r)
+	}
+	m.FailEventSetCreate(nvml.ERROR_NOT_SUPPORTED)
+	if set, r := m.EventSetCreate(); r != nvml.ERROR_NOT_SUPPORTED || set != nil {
+		t.Errorf("EventSetCreate with the fault = %v, %v; want nil, ERROR_NOT_SUPPORTED", set, r)
+	}
+	gpu0, _ := m.DeviceGetHandleByIndex(0)
+	if r := gpu0.RegisterEvents(uint64(nvml.EventTypeXidCriticalError), before); r != nvml.SUCCESS {
+		t.Errorf("registering on a set created before the fault = %v, want SUCCESS", r)
+	}
+	m.FailEventSetCreate(nvml.SUCCESS)
+	if _, r := m.EventSetCreate(); r != nvml.SUCCESS {
+		t.Errorf("EventSetCreate after healing = %v, want SUCCESS", r)
+	}
+}
+
 func TestALostGPUFailsEveryCall(t *testing.T) {
 	m := newNode(t, Config{NodeName: "node-a", Profile: "a100-40gb-mig"})
 	gpu0, _ := m.DeviceGetHandleByIndex(0)

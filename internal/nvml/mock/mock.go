@@ -59,6 +59,8 @@ type Lib struct {
 	sets      map[*eventSet]struct{}
 	// delivered remembers the fault-file Xid entries already injected.
 	delivered map[string]bool
+	// eventSetFault, unless SUCCESS, is what EventSetCreate returns.
+	eventSetFault nvml.Return
 }
 
 var _ nvml.Interface = (*Lib)(nil)
@@ -262,6 +264,9 @@ func (m *Lib) EventSetCreate() (nvml.EventSet, nvml.Return) {
 	defer m.mu.Unlock()
 	if r := m.initialized(); r != nvml.SUCCESS {
 		return nil, r
+	}
+	if m.eventSetFault != nvml.SUCCESS {
+		return nil, m.eventSetFault
 	}
 	s := newEventSet(m)
 	m.sets[s] = struct{}{}

@@ -1,0 +1,39 @@
+package draplugin
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
+)
+
+// CheckpointFile is the checkpoint's name in the plugin's data directory.
+const CheckpointFile = "checkpoint.json"
+
+// OpenNVML opens the NVML backend the flags select, which reads the host's
+// files under --host-root (f.NVML.HostRoot is set to it). The caller shuts
+// it down.
+func (f *Flags) OpenNVML(ctx context.Context) (nvml.Interface, error) {
+	f.NVML.HostRoot = hostroot.New(f.HostRoot)
+	return backend.Open(ctx, f.NVML)
+}
+
+// NodeFiles are what a plugin keeps on its node: the per-claim CDI specs
+// under --cdi-root and the checkpoint in <plugins dir>/<driver>, owned by
+// the host's current boot.
+func (f *Flags) NodeFiles() (*cdi.Writer, *checkpoint.Store, error) {
+	bootID, err := hostroot.New(f.HostRoot).BootID()
+	if err != nil {
+		return nil, nil, fmt.Errorf("--host-root %s: %w", f.HostRoot, err)
+	}
+	writer, err := cdi.NewWriter(f.CDIRoot, f.DriverName)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--cdi-root: %w", err)
+	}
+	return writer, checkpoint.NewStore(filepath.Join(f.Options().PluginDataDir(), CheckpointFile), bootID), nil
+}

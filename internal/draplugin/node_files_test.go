@@ -1,0 +1,42 @@
+package draplugin
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+)
+
+func TestNodeFiles(t *testing.T) {
+	dir := t.TempDir()
+	host := filepath.Join(dir, "host")
+	if _, err := hostroot.Fake(host, hostroot.FakeSpec{NodeName: "tray-1", BootID: "boot-7"}); err != nil {
+		t.Fatal(err)
+	}
+	f := Flags{DriverName: "example.nvidia.com", HostRoot: host, CDIRoot: filepath.Join(dir, "cdi"), PluginsDir: filepath.Join(dir, "plugins")}
+	writer, store, err := f.NodeFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writer == nil {
+		t.Fatal("no CDI writer")
+	}
+	if want := filepath.Join(dir, "plugins", "example.nvidia.com", CheckpointFile); store.Path() != want {
+		t.Errorf("checkpoint at %s, want %s", store.Path(), want)
+	}
+	// The store belongs to the host's boot: after a reboot its state is
+	// discarded as boot-7's.
+	if err := store.Save(checkpoint.New("")); err != nil {
+		t.Fatal(err)
+	}
+	if _, res, err := checkpoint.NewStore(store.Path(), "boot-8").Load(); err != nil || res.DiscardedBootID != "boot-7" {
+		t.Errorf("after a reboot: discarded boot %q, error %v; want boot-7 discarded", res.DiscardedBootID, err)
+	}
+
+	f.HostRoot = filepath.Join(dir, "no-host")
+	if _, _, err := f.NodeFiles(); err == nil || !strings.Contains(err.Error(), "--host-root") {
+		t.Errorf("error without a boot ID = %v, want one naming --host-root", err)
+	}
+}

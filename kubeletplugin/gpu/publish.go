@@ -1,0 +1,27 @@
+package gpu
+
+import (
+	"context"
+
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+)
+
+// Resources is the pool to publish now, with health taints.
+func (d *Driver) Resources() resourceslice.DriverResources {
+	inv, claims := d.state.snapshot()
+	return BuildResources(inv, PublishOptions{
+		PoolName: d.poolName(), PartitionableMIG: d.cfg.PartitionableMIG,
+		Taints: d.health.taints(inv, createdMigInstances(claims)),
+	})
+}
+
+// SetPublisher sets the function that publishes the pool (the kubeletplugin
+// helper's PublishResources) and publishes once.
+func (d *Driver) SetPublisher(ctx context.Context, publish func(context.Context, resourceslice.DriverResources) error) error {
+	return d.pub.Set(ctx, publish, d.Resources)
+}
+
+// Publish sends the current pool to the publisher, if any.
+func (d *Driver) Publish(ctx context.Context) error {
+	return d.pub.Publish(ctx, d.Resources)
+}
