@@ -22,9 +22,6 @@ func NewStore(path, bootID string) *Store {
 	return &Store{path: path, bootID: bootID}
 }
 
-// Path is the checkpoint file.
-func (s *Store) Path() string { return s.path }
-
 // LoadResult tells what Load found besides the state.
 type LoadResult struct {
 	// Found is false when no checkpoint file existed yet.

@@ -23,15 +23,13 @@ func TestNodeFiles(t *testing.T) {
 	if writer == nil {
 		t.Fatal("no CDI writer")
 	}
-	if want := filepath.Join(dir, "plugins", "example.nvidia.com", CheckpointFile); store.Path() != want {
-		t.Errorf("checkpoint at %s, want %s", store.Path(), want)
-	}
-	// The store belongs to the host's boot: after a reboot its state is
-	// discarded as boot-7's.
+	// The checkpoint lives in the plugin's data directory and belongs to the
+	// host's boot: after a reboot its state is discarded as boot-7's.
 	if err := store.Save(checkpoint.New("")); err != nil {
 		t.Fatal(err)
 	}
-	if _, res, err := checkpoint.NewStore(store.Path(), "boot-8").Load(); err != nil || res.DiscardedBootID != "boot-7" {
+	path := filepath.Join(dir, "plugins", "example.nvidia.com", CheckpointFile)
+	if _, res, err := checkpoint.NewStore(path, "boot-8").Load(); err != nil || !res.Found || res.DiscardedBootID != "boot-7" {
 		t.Errorf("after a reboot: discarded boot %q, error %v; want boot-7 discarded", res.DiscardedBootID, err)
 	}
 

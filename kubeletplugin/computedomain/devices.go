@@ -17,8 +17,9 @@ import (
 const (
 	DefaultChannelSlots = 32
 	DefaultDaemonSlots  = 16
-	// maxSlots keeps both kinds in one ResourceSlice (128 devices).
-	maxSlots = 128
+	// MaxSlots caps channel and daemon slots together, so that both kinds
+	// fit in one ResourceSlice (128 devices).
+	MaxSlots = 128
 )
 
 // Device name prefixes.

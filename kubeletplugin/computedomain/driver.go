@@ -27,7 +27,8 @@ const (
 	// become ready on this node before answering with a retryable error; far
 	// below the kubelet's 45 s call timeout.
 	DefaultReadyWait = 2 * time.Second
-	maxReadyWait     = 10 * time.Second
+	// MaxReadyWait is the longest ReadyWait.
+	MaxReadyWait = 10 * time.Second
 	// DefaultCleanupInterval is how often claims whose ResourceClaim is gone
 	// are unprepared.
 	DefaultCleanupInterval = time.Minute
@@ -111,11 +112,11 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if cfg.NodeName == "" {
 		errs = append(errs, errors.New("node name must not be empty"))
 	}
-	if cfg.ChannelSlots < 1 || cfg.DaemonSlots < 1 || cfg.ChannelSlots+cfg.DaemonSlots > maxSlots {
-		errs = append(errs, fmt.Errorf("channel slots %d and daemon slots %d: each at least 1, together at most %d", cfg.ChannelSlots, cfg.DaemonSlots, maxSlots))
+	if cfg.ChannelSlots < 1 || cfg.DaemonSlots < 1 || cfg.ChannelSlots+cfg.DaemonSlots > MaxSlots {
+		errs = append(errs, fmt.Errorf("channel slots %d and daemon slots %d: each at least 1, together at most %d", cfg.ChannelSlots, cfg.DaemonSlots, MaxSlots))
 	}
-	if cfg.ReadyWait < 0 || cfg.ReadyWait > maxReadyWait {
-		errs = append(errs, fmt.Errorf("ready wait %s: must be 0..%s (kubelet's prepare timeout is 45s)", cfg.ReadyWait, maxReadyWait))
+	if cfg.ReadyWait < 0 || cfg.ReadyWait > MaxReadyWait {
+		errs = append(errs, fmt.Errorf("ready wait %s: must be 0..%s (kubelet's prepare timeout is 45s)", cfg.ReadyWait, MaxReadyWait))
 	}
 	if !filepath.IsAbs(cfg.DomainConfigRoot) {
 		errs = append(errs, fmt.Errorf("domain config root %q must be an absolute path", cfg.DomainConfigRoot))

@@ -125,8 +125,9 @@ func withClaims(c draplugin.ClaimGetter) driverOption {
 	return func(_ *Config, d *Deps) { d.Claims = c }
 }
 
-func withBootID(id string) driverOption {
-	return func(_ *Config, d *Deps) { d.Checkpoint = checkpoint.NewStore(d.Checkpoint.Path(), id) }
+// withBootID is the node after a reboot: same checkpoint file, new boot.
+func (e *testNodeEnv) withBootID(id string) driverOption {
+	return func(_ *Config, d *Deps) { d.Checkpoint = checkpoint.NewStore(e.checkpoint, id) }
 }
 
 func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {

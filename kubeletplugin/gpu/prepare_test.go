@@ -308,7 +308,7 @@ func TestRebootDiscardsStaleState(t *testing.T) {
 	if _, err := prepareOne(t, d, makeClaim("c", "uid-a").device("gpu", "gpu-0").obj()); err != nil {
 		t.Fatal(err)
 	}
-	d2 := e.mustDriver(withBootID("boot-2"))
+	d2 := e.mustDriver(e.withBootID("boot-2"))
 	cp, _, err := checkpoint.NewStore(e.checkpoint, "boot-2").Load()
 	if err != nil {
 		t.Fatal(err)

@@ -39,11 +39,11 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	if err != nil {
 		return nil, err
 	}
-	if o.channelSlots < 1 || o.daemonSlots < 1 || o.channelSlots+o.daemonSlots > 128 {
-		return nil, fmt.Errorf("--channel-slots %d, --daemon-slots %d: each at least 1, together at most 128 (one ResourceSlice)", o.channelSlots, o.daemonSlots)
+	if o.channelSlots < 1 || o.daemonSlots < 1 || o.channelSlots+o.daemonSlots > computedomain.MaxSlots {
+		return nil, fmt.Errorf("--channel-slots %d, --daemon-slots %d: each at least 1, together at most %d (one ResourceSlice)", o.channelSlots, o.daemonSlots, computedomain.MaxSlots)
 	}
-	if o.readyWait <= 0 || o.readyWait > 10*time.Second {
-		return nil, fmt.Errorf("--ready-wait %s: must be more than 0 and at most 10s", o.readyWait)
+	if o.readyWait <= 0 || o.readyWait > computedomain.MaxReadyWait {
+		return nil, fmt.Errorf("--ready-wait %s: must be more than 0 and at most %s", o.readyWait, computedomain.MaxReadyWait)
 	}
 	return o, nil
 }
