@@ -108,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, r.finalize(ctx, cd)
 	}
 	// No object is created for a domain whose finalizer would not delete it again.
-	if _, err := finalizer.Ensure(ctx, r.client, cd); err != nil {
+	if err := finalizer.Ensure(ctx, r.client, cd); err != nil {
 		return ctrl.Result{}, err
 	}
 

@@ -39,17 +39,17 @@ type Cleanup struct {
 	OperatorNamespace string
 }
 
-// Ensure adds the finalizer to a live domain that lacks it. It reports whether it wrote.
-func Ensure(ctx context.Context, c client.Client, cd *v1beta1.ComputeDomain) (bool, error) {
+// Ensure adds the finalizer to a live domain that lacks it; a domain that has it costs no write.
+func Ensure(ctx context.Context, c client.Client, cd *v1beta1.ComputeDomain) error {
 	if controllerutil.ContainsFinalizer(cd, Name) {
-		return false, nil
+		return nil
 	}
 	base := cd.DeepCopy()
 	controllerutil.AddFinalizer(cd, Name)
 	if err := c.Patch(ctx, cd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return false, fmt.Errorf("add finalizer %s: %w", Name, err)
+		return fmt.Errorf("add finalizer %s: %w", Name, err)
 	}
-	return true, nil
+	return nil
 }
 
 // Run deletes the given objects (the domain's DaemonSet and daemon claim template) and the domain's member

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
@@ -105,15 +106,24 @@ func TestCleanupRun(t *testing.T) {
 func TestEnsure(t *testing.T) {
 	ctx := context.Background()
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID("uid").Obj()
-	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(cd).Build()
+	patches := 0
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(cd).Build(), interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			patches++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	})
 	got := &v1beta1.ComputeDomain{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(cd), got); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []bool{true, false} {
-		wrote, err := Ensure(ctx, c, got)
-		if err != nil || wrote != want {
-			t.Errorf("call %d: Ensure wrote=%v err=%v, want wrote=%v", i, wrote, err, want)
+	// The first call adds the finalizer; the second finds it and writes nothing.
+	for i, wantPatches := range []int{1, 1} {
+		if err := Ensure(ctx, c, got); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if patches != wantPatches {
+			t.Errorf("call %d: %d patches so far, want %d", i, patches, wantPatches)
 		}
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(cd), got); err != nil {
