@@ -25,6 +25,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -106,9 +107,9 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	claim := &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "worker-0-channel", Namespace: "team-a", UID: "claim-1"},
 		Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
-			Results: []resourceapi.DeviceRequestAllocationResult{{Request: "channel", Driver: "compute-domain.nvidia.com", Pool: node, Device: "channel-0"}},
+			Results: []resourceapi.DeviceRequestAllocationResult{{Request: "channel", Driver: computedomain.DefaultDriverName, Pool: node, Device: "channel-0"}},
 			Config: []resourceapi.DeviceAllocationConfiguration{{Source: resourceapi.AllocationConfigSourceClaim, DeviceConfiguration: resourceapi.DeviceConfiguration{
-				Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: "compute-domain.nvidia.com", Parameters: runtime.RawExtension{Raw: params}},
+				Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: computedomain.DefaultDriverName, Parameters: runtime.RawExtension{Raw: params}},
 			}}},
 		}}},
 	}

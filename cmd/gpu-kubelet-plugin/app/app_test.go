@@ -132,7 +132,7 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	claim := &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "claim-1"},
 		Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
-			Results: []resourceapi.DeviceRequestAllocationResult{{Request: "gpus", Driver: "gpu.nvidia.com", Pool: node, Device: "gpu-2"}},
+			Results: []resourceapi.DeviceRequestAllocationResult{{Request: "gpus", Driver: gpu.DefaultDriverName, Pool: node, Device: "gpu-2"}},
 		}}},
 	}
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: "node-uid"}}, claim)
@@ -143,7 +143,7 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 
 	regSock := filepath.Join(dirs.registrar, "gpu.nvidia.com-reg.sock")
 	info, dra := kubelettest.Register(ctx, t, regSock, done)
-	if info.Name != "gpu.nvidia.com" || info.Type != registerapi.DRAPlugin {
+	if info.Name != gpu.DefaultDriverName || info.Type != registerapi.DRAPlugin {
 		t.Errorf("plugin info %+v", info)
 	}
 	resp, err := dra.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "default", Name: "job", Uid: "claim-1"}}})
