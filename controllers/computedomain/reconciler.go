@@ -116,14 +116,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	defer func() {
 		if err := r.patchStatus(ctx, s); err != nil {
 			// controller-runtime ignores a result returned with an error; the error's backoff retries.
-			result, reterr = ctrl.Result{}, utilerrors.NewAggregate([]error{reterr, err})
+			result, reterr = ctrl.Result{}, joinErrors(reterr, err)
 		}
 	}()
-	if err := utilerrors.NewAggregate([]error{
+	if err := joinErrors(
 		r.reconcileClaimTemplates(ctx, s),
 		r.reconcileDaemons(ctx, s),
 		r.reconcileMembership(ctx, s),
-	}); err != nil {
+	); err != nil {
 		return ctrl.Result{}, err
 	}
 	if s.blocker != nil {
@@ -137,7 +137,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) reconcileClaimTemplates(ctx context.Context, s *scope) error {
 	blocker, err := r.ensureWorkloadClaimTemplate(ctx, s.domain)
 	s.blocker = blocker
-	return utilerrors.NewAggregate([]error{err, r.ensureDaemonClaimTemplate(ctx, s.domain)})
+	return joinErrors(err, r.ensureDaemonClaimTemplate(ctx, s.domain))
+}
+
+// joinErrors aggregates the errors that are not nil, flattening nested aggregates; nil when there are none.
+func joinErrors(errs ...error) error {
+	agg := utilerrors.NewAggregate(errs)
+	if agg == nil {
+		return nil
+	}
+	return utilerrors.Flatten(agg)
 }
 
 // reconcileDaemons runs the domain's IMEX daemons on exactly the nodes its workload claims are allocated on.

@@ -124,3 +124,26 @@ func TestReconcileResultAndStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestJoinErrors(t *testing.T) {
+	a, b, c := errors.New("a"), errors.New("b"), errors.New("c")
+	cases := map[string]struct {
+		errs []error
+		want string // "" for nil
+	}{
+		"no errors at all is nil":             {errs: []error{nil, nil}},
+		"one error reads as itself":           {errs: []error{nil, a}, want: "a"},
+		"a phase's aggregate is flattened in": {errs: []error{joinErrors(a, b), nil, c}, want: "[a, b, c]"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ""
+			if err := joinErrors(tc.errs...); err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("joinErrors = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
