@@ -22,10 +22,7 @@ const runAsStandinEnv = "DAEMON_TEST_RUN_AS_IMEX_STANDIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runAsStandinEnv) == "1" {
-		if err := standin.Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
+		standin.Main()
 	}
 	os.Exit(m.Run())
 }

@@ -5,20 +5,6 @@
 // --imex-ctl.
 package main
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
+import "github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 
-	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
-)
-
-func main() {
-	if err := standin.Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
-		if !errors.Is(err, standin.ErrNotReady) {
-			fmt.Fprintln(os.Stderr, "imex-standin:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { standin.Main() }

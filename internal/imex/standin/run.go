@@ -20,6 +20,20 @@ import (
 // exits non-zero, as nvidia-imex-ctl does).
 var ErrNotReady = errors.New("IMEX daemon is not ready")
 
+// Main runs the stand-in command line of this process (os.Args) with its
+// signals and exits: 1 on failure, with the error on stderr unless it is
+// ErrNotReady (-q printed NOT_READY). It is the imex-standin binary, and what
+// a test binary runs to be a stand-in process of its own.
+func Main() {
+	if err := Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
+		if !errors.Is(err, ErrNotReady) {
+			fmt.Fprintln(os.Stderr, "imex-standin:", err)
+		}
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
 // Run is the stand-in command line:
 //
 //	-c <config>        run the daemon (nvidia-imex -c <config>)

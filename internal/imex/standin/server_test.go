@@ -24,11 +24,7 @@ const runAsStandinEnv = "IMEXSTANDIN_TEST_RUN_AS_DAEMON"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runAsStandinEnv) == "1" {
-		if err := Run(context.Background(), os.Args[1:], os.Stdout, true); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		Main()
 	}
 	os.Exit(m.Run())
 }
@@ -136,13 +132,9 @@ func waitForPeers(t *testing.T, nd node, want map[string]imex.PeerState) {
 	}
 }
 
-func TestThreePeersConnectAndSeeALoss(t *testing.T) {
-	nodes := makeNodes(t, 3)
-	var cancels []context.CancelFunc
-	for _, nd := range nodes {
-		_, cancel := startInProcess(t, nd)
-		cancels = append(cancels, cancel)
-	}
+// waitForFullMesh waits until every node reports every other one connected.
+func waitForFullMesh(t *testing.T, nodes []node) {
+	t.Helper()
 	for i, nd := range nodes {
 		want := map[string]imex.PeerState{}
 		for j, other := range nodes {
@@ -152,6 +144,16 @@ func TestThreePeersConnectAndSeeALoss(t *testing.T) {
 		}
 		waitForPeers(t, nd, want)
 	}
+}
+
+func TestThreePeersConnectAndSeeALoss(t *testing.T) {
+	nodes := makeNodes(t, 3)
+	var cancels []context.CancelFunc
+	for _, nd := range nodes {
+		_, cancel := startInProcess(t, nd)
+		cancels = append(cancels, cancel)
+	}
+	waitForFullMesh(t, nodes)
 
 	cancels[2]()
 
@@ -228,15 +230,7 @@ func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
 			_ = cmd.Wait()
 		})
 	}
-	for i, nd := range nodes {
-		want := map[string]imex.PeerState{}
-		for j, other := range nodes {
-			if i != j {
-				want[other.ip] = imex.PeerConnected
-			}
-		}
-		waitForPeers(t, nd, want)
-	}
+	waitForFullMesh(t, nodes)
 
 	// The query tool is the same program with -q.
 	var out strings.Builder
