@@ -416,9 +416,6 @@ func (c *Cluster) Client() kubernetes.Interface { return c.client }
 // RESTConfig is the admin REST configuration.
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.api.Config) }
 
-// KubeconfigPath is the admin kubeconfig the cluster wrote.
-func (c *Cluster) KubeconfigPath() string { return c.kubeconfig }
-
 // Timings are the startup phases.
 func (c *Cluster) Timings() []Timing { return append([]Timing{}, c.timings...) }
 

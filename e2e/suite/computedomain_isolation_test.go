@@ -13,18 +13,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 )
-
-var computeDomainMembersGVR = schema.GroupVersionResource{Group: "resource.nvidia.com", Version: "v1beta1", Resource: "computedomainmembers"}
 
 // Named timeouts of the isolation specs.
 const (
@@ -40,26 +36,23 @@ type readyDomain struct {
 	uid     types.UID
 	node    string
 	ip      string
-	channel int64
+	channel int32
 }
 
 // waitForReadyDomain waits until the domain is Ready with its one node and
 // a channel for its clique.
-func waitForReadyDomain(ctx context.Context, dyn dynamic.Interface, ns, name string) readyDomain {
+func waitForReadyDomain(ctx context.Context, cl client.Client, ns, name string) readyDomain {
 	var d readyDomain
 	Eventually(ctx, func(g Gomega) {
-		cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
-		g.Expect(status).To(Equal("Ready"), func() string { return name + ": " + podsSummary(ctx, ns) })
-		nodes, _, _ := unstructured.NestedSlice(cd.Object, "status", "nodes")
-		g.Expect(nodes).To(HaveLen(1))
-		node := nodes[0].(map[string]any)
-		cliques, _, _ := unstructured.NestedSlice(cd.Object, "status", "cliques")
-		g.Expect(cliques).To(HaveLen(1))
-		channel, found, _ := unstructured.NestedInt64(cliques[0].(map[string]any), "channel")
-		g.Expect(found).To(BeTrue(), "domain %s has a channel for its clique", name)
-		d = readyDomain{uid: cd.GetUID(), node: fmt.Sprint(node["name"]), ip: fmt.Sprint(node["ipAddress"]), channel: channel}
+		var cd cdv1beta1.ComputeDomain
+		g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cd)).To(Succeed())
+		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return name + ": " + podsSummary(ctx, ns) })
+		g.Expect(cd.Status.Nodes).To(HaveLen(1))
+		node := cd.Status.Nodes[0]
+		g.Expect(cd.Status.Cliques).To(HaveLen(1))
+		channel := cd.Status.Cliques[0].Channel
+		g.Expect(channel).NotTo(BeNil(), "domain %s has a channel for its clique", name)
+		d = readyDomain{uid: cd.UID, node: node.Name, ip: node.IPAddress, channel: *channel}
 	}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 	return d
 }
@@ -115,12 +108,12 @@ func cdiFilesOf(node string, claimUIDs sets.Set[string]) ([]string, error) {
 
 var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node", func() {
 	It("give each domain its own channel and its own IMEX daemon on the shared node; a deleted domain leaves nothing behind and its channel goes to the next domain", func(ctx SpecContext) {
-		dyn := computeDomains()
+		cl := computeDomains()
 
 		By("waiting until no other ComputeDomain holds a channel, so that channels are handed out from the lowest")
 		Eventually(ctx, func(g Gomega) {
-			list, err := dyn.Resource(computeDomainsGVR).List(ctx, metav1.ListOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
+			var list cdv1beta1.ComputeDomainList
+			g.Expect(cl.List(ctx, &list)).To(Succeed())
 			g.Expect(list.Items).To(BeEmpty())
 		}).WithTimeout(otherDomainsGoneTimeout).Should(Succeed())
 
@@ -128,8 +121,8 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 		createFixture(ctx, ns, "demo/computedomain-shared-node.yaml")
 
 		By("waiting for both domains to be Ready on the one node")
-		a := waitForReadyDomain(ctx, dyn, ns, "team-a")
-		b := waitForReadyDomain(ctx, dyn, ns, "team-b")
+		a := waitForReadyDomain(ctx, cl, ns, "team-a")
+		b := waitForReadyDomain(ctx, cl, ns, "team-b")
 		podA, podB := runningPod(ctx, ns, "team-a-0"), runningPod(ctx, ns, "team-b-0")
 		Expect(podB.Spec.NodeName).To(Equal(podA.Spec.NodeName), "team-b's pod follows team-a's")
 		Expect([]string{a.node, b.node}).To(HaveEach(podA.Spec.NodeName), "both domains list the shared node")
@@ -162,13 +155,13 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 		Expect(claimUIDs.Len()).To(Equal(3), "team-a's GPU and channel claims and its daemon's claim")
 		memberName := cdv1beta1.ComputeDomainMemberName(a.node, a.uid)
 		memberNames := func(ctx context.Context) (sets.Set[string], error) {
-			list, err := dyn.Resource(computeDomainMembersGVR).List(ctx, metav1.ListOptions{})
-			if err != nil {
+			var list cdv1beta1.ComputeDomainMemberList
+			if err := cl.List(ctx, &list); err != nil {
 				return nil, err
 			}
 			names := sets.New[string]()
 			for _, m := range list.Items {
-				names.Insert(m.GetName())
+				names.Insert(m.Name)
 			}
 			return names, nil
 		}
@@ -180,11 +173,11 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 
 		By("deleting team-a's pod and domain")
 		Expect(env.client.CoreV1().Pods(ns).Delete(ctx, "team-a-0", metav1.DeleteOptions{})).To(Succeed())
-		Expect(dyn.Resource(computeDomainsGVR).Namespace(ns).Delete(ctx, "team-a", metav1.DeleteOptions{})).To(Succeed())
+		Expect(cl.Delete(ctx, &cdv1beta1.ComputeDomain{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-a"}})).To(Succeed())
 
 		By("waiting until nothing team-a's domain created remains")
 		Eventually(ctx, func(g Gomega) {
-			_, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "team-a", metav1.GetOptions{})
+			err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "team-a"}, &cdv1beta1.ComputeDomain{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "domain gone, got %v", err)
 			dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
 			g.Expect(err).NotTo(HaveOccurred())
@@ -222,11 +215,11 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 		}
 
 		By("team-b's domain is still Ready and keeps its channel")
-		Expect(waitForReadyDomain(ctx, dyn, ns, "team-b").channel).To(Equal(b.channel))
+		Expect(waitForReadyDomain(ctx, cl, ns, "team-b").channel).To(Equal(b.channel))
 
 		By("a next domain in the rack takes the channel team-a released")
 		createFixture(ctx, ns, "demo/computedomain-next-team.yaml")
-		c := waitForReadyDomain(ctx, dyn, ns, "team-c")
+		c := waitForReadyDomain(ctx, cl, ns, "team-c")
 		Expect(c.channel).To(Equal(a.channel), "team-a's channel %d is no longer reserved", a.channel)
 	})
 })

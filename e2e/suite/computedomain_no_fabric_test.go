@@ -6,8 +6,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
@@ -15,7 +16,7 @@ import (
 
 var _ = Describe("A ComputeDomain on a node without a multi-node NVLink fabric", func() {
 	It("starts the pod with no IMEX channel injected and says so in the domain's status", func(ctx SpecContext) {
-		dyn := computeDomains()
+		cl := computeDomains()
 		hgx, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: topology.ProfileLabel + "=hgx-h100-8"})
 		Expect(err).NotTo(HaveOccurred())
 		if len(hgx.Items) == 0 {
@@ -27,18 +28,15 @@ var _ = Describe("A ComputeDomain on a node without a multi-node NVLink fabric",
 		By("the pod runs and the domain is Ready, its Ready condition naming the node without a fabric")
 		pod := runningPod(ctx, ns, "hgx-pod")
 		Eventually(ctx, func(g Gomega) {
-			cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "hgx-domain", metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
-			g.Expect(status).To(Equal("Ready"), func() string { return podsSummary(ctx, ns) })
-			ready, err := conditionOf(cd, cdv1beta1.ComputeDomainConditionReady)
-			g.Expect(err).NotTo(HaveOccurred())
+			var cd cdv1beta1.ComputeDomain
+			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hgx-domain"}, &cd)).To(Succeed())
+			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+			ready := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionReady)
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(ready.Reason).To(Equal(cdv1beta1.ComputeDomainReasonNoFabric))
 			g.Expect(ready.Message).To(ContainSubstring(pod.Spec.NodeName))
-			nodes, _, _ := unstructured.NestedSlice(cd.Object, "status", "nodes")
-			g.Expect(nodes).To(ConsistOf(And(HaveKeyWithValue("name", pod.Spec.NodeName), HaveKeyWithValue("cliqueID", ""))))
+			g.Expect(cd.Status.Nodes).To(ConsistOf(And(HaveField("Name", pod.Spec.NodeName), HaveField("CliqueID", ""))))
 		}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 		Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
 

@@ -13,36 +13,33 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 )
 
-var computeDomainsGVR = schema.GroupVersionResource{Group: "resource.nvidia.com", Version: "v1beta1", Resource: "computedomains"}
-
 var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 	It("runs every pod with the domain's one IMEX channel in a Ready domain of 4 nodes, and the daemons leave when the job is done", func(ctx SpecContext) {
-		dyn := computeDomains()
+		cl := computeDomains()
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-job.yaml")
+		domain := client.ObjectKey{Namespace: ns, Name: "imex-domain"}
 
 		By("waiting for the domain to be Ready with 4 nodes and the 4 pods to start")
 		var pods []corev1.Pod
 		Eventually(ctx, func(g Gomega) {
-			cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "imex-domain", metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
-			g.Expect(status).To(Equal("Ready"), func() string { return podsSummary(ctx, ns) })
-			nodes, _, _ := unstructured.NestedSlice(cd.Object, "status", "nodes")
-			g.Expect(nodes).To(HaveLen(4))
-			for _, n := range nodes {
-				g.Expect(n).To(HaveKeyWithValue("status", "Ready"))
-				g.Expect(n).To(HaveKey("ipAddress"))
-				g.Expect(n).To(HaveKey("cliqueID"))
+			var cd cdv1beta1.ComputeDomain
+			g.Expect(cl.Get(ctx, domain, &cd)).To(Succeed())
+			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+			g.Expect(cd.Status.Nodes).To(HaveLen(4))
+			for _, n := range cd.Status.Nodes {
+				g.Expect(n.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", n.Name)
+				g.Expect(n.IPAddress).NotTo(BeEmpty(), "node %s has its IMEX daemon's address", n.Name)
+				g.Expect(n.CliqueID).NotTo(BeEmpty(), "node %s has its clique", n.Name)
 			}
 			list, err := env.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=nccl-job"})
 			g.Expect(err).NotTo(HaveOccurred())
@@ -81,9 +78,9 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 		}).WithTimeout(jobTimeout).Should(Succeed())
 
 		By("deleting the domain: nothing it created remains")
-		Expect(dyn.Resource(computeDomainsGVR).Namespace(ns).Delete(ctx, "imex-domain", metav1.DeleteOptions{})).To(Succeed())
+		Expect(cl.Delete(ctx, &cdv1beta1.ComputeDomain{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: domain.Name}})).To(Succeed())
 		Eventually(ctx, func(g Gomega) {
-			_, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, "imex-domain", metav1.GetOptions{})
+			err := cl.Get(ctx, domain, &cdv1beta1.ComputeDomain{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "domain gone, got %v", err)
 			dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
@@ -97,22 +94,19 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func() {
 	It("goes Degraded naming the node, gets the daemon restarted by the node and is Ready again with both nodes", func(ctx SpecContext) {
 		requireSimulated("killing a daemon container")
-		dyn := computeDomains()
+		cl := computeDomains()
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
 		const domain = "imex-pods"
 		domainReady := func(g Gomega) {
-			cd, err := dyn.Resource(computeDomainsGVR).Namespace(ns).Get(ctx, domain, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			status, _, _ := unstructured.NestedString(cd.Object, "status", "status")
-			g.Expect(status).To(Equal("Ready"), func() string { return podsSummary(ctx, ns) })
-			nodes, _, _ := unstructured.NestedSlice(cd.Object, "status", "nodes")
-			g.Expect(nodes).To(HaveLen(2))
-			for _, n := range nodes {
-				g.Expect(n).To(HaveKeyWithValue("status", "Ready"))
+			var cd cdv1beta1.ComputeDomain
+			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: domain}, &cd)).To(Succeed())
+			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+			g.Expect(cd.Status.Nodes).To(HaveLen(2))
+			for _, n := range cd.Status.Nodes {
+				g.Expect(n.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", n.Name)
 			}
-			degraded, err := conditionOf(cd, cdv1beta1.ComputeDomainConditionDegraded)
-			g.Expect(err).NotTo(HaveOccurred())
+			degraded := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionDegraded)
 			g.Expect(degraded).NotTo(BeNil(), "status.conditions has a Degraded condition")
 			g.Expect(degraded.Status).To(Equal(metav1.ConditionFalse), "Degraded: %s %s", degraded.Reason, degraded.Message)
 		}
@@ -135,7 +129,7 @@ var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func()
 		// daemon and its peers report ready again (about a second here):
 		// too short to poll for, so a watch started now logs every version.
 		By("watching the domain's Degraded condition from before the crash")
-		degradedLog := watchCondition(ctx, dyn, computeDomainsGVR, ns, domain, cdv1beta1.ComputeDomainConditionDegraded)
+		degradedLog := watchCondition(ctx, cl, ns, domain, cdv1beta1.ComputeDomainConditionDegraded)
 
 		By("killing the IMEX daemon container on " + node)
 		Expect(env.sim.KillContainer(node, daemon.Namespace, daemon.Name, daemon.Spec.Containers[0].Name)).To(Succeed())

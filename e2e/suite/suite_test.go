@@ -12,15 +12,17 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
 // Named timeouts of the suite.
@@ -37,7 +39,10 @@ const (
 
 // testEnv is the cluster under test.
 type testEnv struct {
-	client     kubernetes.Interface
+	client kubernetes.Interface
+	// crClient reads, lists, watches and deletes the typed resource.nvidia.com kinds
+	// (ComputeDomain, ComputeDomainMember) through the operator's own scheme.
+	crClient   client.WithWatch
 	restConfig *rest.Config
 	applier    *simcluster.Applier
 	repoRoot   string
@@ -82,6 +87,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		env.restConfig = env.sim.RESTConfig()
 	}
 	env.client, err = kubernetes.NewForConfig(env.restConfig)
+	Expect(err).NotTo(HaveOccurred())
+	scheme, err := kubescheme.New()
+	Expect(err).NotTo(HaveOccurred())
+	env.crClient, err = client.NewWithWatch(env.restConfig, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	env.applier, err = simcluster.NewApplier(env.restConfig)
 	Expect(err).NotTo(HaveOccurred())
@@ -185,13 +194,12 @@ func waitingReasons(pod *corev1.Pod) string {
 	return "[" + strings.Join(parts, "; ") + "]"
 }
 
-// computeDomains returns a client for ComputeDomains, or skips the spec when the cluster has none installed.
-func computeDomains() dynamic.Interface {
+// computeDomains returns the client for ComputeDomains and their members, or skips the spec when the
+// cluster has none installed.
+func computeDomains() client.WithWatch {
 	GinkgoHelper()
-	if _, err := env.client.Discovery().ServerResourcesForGroupVersion("resource.nvidia.com/v1beta1"); err != nil {
+	if _, err := env.client.Discovery().ServerResourcesForGroupVersion(cdv1beta1.GroupVersion.String()); err != nil {
 		Skip("ComputeDomains are not installed in this cluster: " + err.Error())
 	}
-	dyn, err := dynamic.NewForConfig(env.restConfig)
-	Expect(err).NotTo(HaveOccurred())
-	return dyn
+	return env.crClient
 }

@@ -11,17 +11,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
 // conditionLog is every distinct version (status, reason, message) of one
-// condition type that a watch saw on one object, in the order it saw them.
+// condition type that a watch saw on one ComputeDomain, in the order it saw them.
 // A spec that starts it before an action and reads it afterwards catches a
 // condition that was set and cleared between two polls.
 type conditionLog struct {
@@ -31,28 +30,27 @@ type conditionLog struct {
 	errs     []string
 }
 
-// watchCondition starts logging condType of the named object from its
+// watchCondition starts logging condType of the named ComputeDomain from its
 // current version on; the watch ends with the spec. The watch is a
 // RetryWatcher: a connection the server closes is resumed from the last
 // resource version, so no version in between is missed.
-func watchCondition(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns, name, condType string) *conditionLog {
+func watchCondition(ctx context.Context, cl client.WithWatch, ns, name, condType string) *conditionLog {
 	GinkgoHelper()
 	log := &conditionLog{condType: condType}
-	resource := dyn.Resource(gvr).Namespace(ns)
-	obj, err := resource.Get(ctx, name, metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred(), "read %s %s/%s before watching it", gvr.Resource, ns, name)
-	log.record(obj)
+	var cd cdv1beta1.ComputeDomain
+	Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cd)).To(Succeed(), "read ComputeDomain %s/%s before watching it", ns, name)
+	log.record(&cd)
 
 	wctx, cancel := context.WithCancel(context.Background())
-	rw, err := watchtools.NewRetryWatcherWithContext(wctx, obj.GetResourceVersion(), &cache.ListWatch{
+	rw, err := watchtools.NewRetryWatcherWithContext(wctx, cd.ResourceVersion, &cache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.FieldSelector = "metadata.name=" + name
-			return resource.Watch(ctx, opts)
+			return cl.Watch(ctx, &cdv1beta1.ComputeDomainList{}, &client.ListOptions{Raw: &opts},
+				client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
 		},
 	})
 	if err != nil {
 		cancel()
-		Expect(err).NotTo(HaveOccurred(), "watch %s %s/%s", gvr.Resource, ns, name)
+		Expect(err).NotTo(HaveOccurred(), "watch ComputeDomain %s/%s", ns, name)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -61,8 +59,8 @@ func watchCondition(ctx context.Context, dyn dynamic.Interface, gvr schema.Group
 		for ev := range rw.ResultChan() {
 			switch ev.Type {
 			case watch.Added, watch.Modified:
-				if u, ok := ev.Object.(*unstructured.Unstructured); ok {
-					log.record(u)
+				if cd, ok := ev.Object.(*cdv1beta1.ComputeDomain); ok {
+					log.record(cd)
 				}
 			case watch.Error:
 				log.fail(apierrors.FromObject(ev.Object).Error())
@@ -77,13 +75,9 @@ func watchCondition(ctx context.Context, dyn dynamic.Interface, gvr schema.Group
 	return log
 }
 
-// record appends the object's condition when it differs from the last one seen.
-func (l *conditionLog) record(obj *unstructured.Unstructured) {
-	c, err := conditionOf(obj, l.condType)
-	if err != nil {
-		l.fail(err.Error())
-		return
-	}
+// record appends the domain's condition when it differs from the last one seen.
+func (l *conditionLog) record(cd *cdv1beta1.ComputeDomain) {
+	c := meta.FindStatusCondition(cd.Status.Conditions, l.condType)
 	if c == nil {
 		return
 	}
@@ -111,7 +105,7 @@ func (l *conditionLog) Seen() []metav1.Condition {
 	return append([]metav1.Condition(nil), l.seen...)
 }
 
-// Errors returns what went wrong while watching (watch errors, unreadable conditions).
+// Errors returns what went wrong while watching (watch errors).
 func (l *conditionLog) Errors() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -129,26 +123,4 @@ func (l *conditionLog) String() string {
 		parts[i] = fmt.Sprintf("%d. %s=%s %s: %s", i+1, c.Type, c.Status, c.Reason, c.Message)
 	}
 	return l.condType + " conditions seen:\n" + strings.Join(parts, "\n")
-}
-
-// conditionOf returns the condition of type condType in the object's
-// status.conditions, or nil when it has none.
-func conditionOf(obj *unstructured.Unstructured, condType string) (*metav1.Condition, error) {
-	raw, _, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: status.conditions: %w", obj.GetKind(), obj.GetName(), err)
-	}
-	conds := make([]metav1.Condition, 0, len(raw))
-	for i, r := range raw {
-		m, ok := r.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s %s: status.conditions[%d] is a %T, not an object", obj.GetKind(), obj.GetName(), i, r)
-		}
-		var c metav1.Condition
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil {
-			return nil, fmt.Errorf("%s %s: status.conditions[%d]: %w", obj.GetKind(), obj.GetName(), i, err)
-		}
-		conds = append(conds, c)
-	}
-	return meta.FindStatusCondition(conds, condType), nil
 }

@@ -75,15 +75,6 @@ func ProfileNames() []string {
 	return names
 }
 
-// LookupProfile returns the named profile or an error naming the known ones.
-func LookupProfile(name string) (GPUProfile, error) {
-	p, ok := profiles[name]
-	if !ok {
-		return GPUProfile{}, fmt.Errorf("unknown GPU profile %q: allowed values are %s", name, strings.Join(ProfileNames(), ", "))
-	}
-	return p, nil
-}
-
 // MIGDeviceName follows the compatible naming
 // gpu-<parentMinor>-mig-<profile without dots>-<giProfileID>-<placementStart>.
 func MIGDeviceName(parentMinor int, s MIGSlice) string {
