@@ -35,14 +35,11 @@ func TestParseRejects(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		"no node name":                {args: []string{"--nvml=mock", "--nvml-mock-profile=gb200-nvl72"}, wantErr: "--node-name: required"},
-		"a bad driver name":           {args: []string{"--node-name=n", "--driver-name=CD_Driver"}, wantErr: "--driver-name"},
-		"a relative CDI root":         {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: `--cdi-root "cdi": must be an absolute path`},
-		"too many slots":              {args: []string{"--node-name=n", "--channel-slots=120", "--daemon-slots=16"}, wantErr: "together at most 128"},
-		"a ready wait past the limit": {args: []string{"--node-name=n", "--ready-wait=30s"}, wantErr: "--ready-wait 30s: must be more than 0 and at most 10s"},
-		"no channel slots":            {args: []string{"--node-name=n", "--channel-slots=0"}, wantErr: "each at least 1"},
-		"a stray argument":            {args: []string{"--node-name=n", "extra"}, wantErr: "unexpected arguments"},
-		"mock without a profile":      {args: []string{"--node-name=n", "--nvml=mock"}, wantErr: "--nvml-mock-profile"},
+		// The flags every plugin has are tested in internal/draplugin.
+		"a shared flag is checked too": {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: `--cdi-root "cdi": must be an absolute path`},
+		"too many slots":               {args: []string{"--node-name=n", "--channel-slots=120", "--daemon-slots=16"}, wantErr: "together at most 128"},
+		"a ready wait past the limit":  {args: []string{"--node-name=n", "--ready-wait=30s"}, wantErr: "--ready-wait 30s: must be more than 0 and at most 10s"},
+		"no channel slots":             {args: []string{"--node-name=n", "--channel-slots=0"}, wantErr: "each at least 1"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -137,22 +134,9 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	if strings.Join(view.DeviceNodes, " ") != "/dev/nvidia-caps-imex-channels/channel9" {
 		t.Errorf("container devices %v, want the domain's channel9", view.DeviceNodes)
 	}
-	kubelettest.Eventually(t, "published ResourceSlices with 32 channel and 16 daemon slots", func() bool {
-		slices, err := kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false
-		}
-		count := 0
-		for _, s := range slices.Items {
-			count += len(s.Spec.Devices)
-		}
-		return count == 48
-	})
+	kubelettest.PublishedDevices(ctx, t, kube, 32+16) // channel and daemon slots
 
-	un, err := dra.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "team-a", Name: "worker-0-channel", Uid: "claim-1"}}})
-	if err != nil || un.Claims["claim-1"].GetError() != "" {
-		t.Fatalf("unprepare: %v %+v", err, un)
-	}
+	kubelettest.Unprepare(ctx, t, dra, "team-a", "worker-0-channel", "claim-1")
 	// The controller places the daemons from the claims' allocations: the plugin never writes its Node.
 	for _, a := range kube.Actions() {
 		if a.GetResource().Resource == "nodes" && a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {

@@ -33,12 +33,10 @@ func TestParseRejects(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		"no node name":         {args: []string{"--nvml=mock", "--nvml-mock-profile=hgx-h100-8"}, wantErr: "--node-name: required"},
-		"a bad driver name":    {args: []string{"--node-name=n", "--driver-name=GPU_Driver"}, wantErr: "--driver-name"},
-		"a relative CDI root":  {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: "--cdi-root"},
-		"an unknown NVML mode": {args: []string{"--node-name=n", "--nvml=fake"}, wantErr: "allowed: real, mock"},
-		"a stray argument":     {args: []string{"--node-name=n", "extra"}, wantErr: "unexpected arguments"},
-		"mock without profile": {args: []string{"--node-name=n", "--nvml=mock"}, wantErr: "--nvml-mock-profile"},
+		// The flags every plugin has are tested in internal/draplugin.
+		"a stray argument names the subcommand": {args: []string{"--node-name=n", "extra"}, wantErr: `unexpected arguments ["extra"]: the only subcommands are inspect`},
+		"--compare-profile is inspect's only":   {args: []string{"--node-name=n", "--compare-profile=hgx-h100-8"}, wantErr: "unknown flag: --compare-profile"},
+		"inspect checks the shared flags too":   {args: []string{"inspect", "--node-name=n", "--nvml=fake"}, wantErr: "allowed: real, mock"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -166,22 +164,9 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		return err == nil && strings.Contains(n.Labels[gpu.CliqueLabel], ".32766")
 	})
-	kubelettest.Eventually(t, "published ResourceSlices", func() bool {
-		slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-		if err != nil || len(slices.Items) == 0 {
-			return false
-		}
-		n := 0
-		for _, s := range slices.Items {
-			n += len(s.Spec.Devices)
-		}
-		return n == 4
-	})
+	kubelettest.PublishedDevices(ctx, t, client, 4)
 
-	un, err := dra.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "default", Name: "job", Uid: "claim-1"}}})
-	if err != nil || un.Claims["claim-1"].GetError() != "" {
-		t.Fatalf("unprepare: %v %+v", err, un)
-	}
+	kubelettest.Unprepare(ctx, t, dra, "default", "job", "claim-1")
 	if _, err := cdi.Resolve(dirs.cdiRoot, r.Devices[0].CdiDeviceIds...); err == nil {
 		t.Error("the claim's CDI device still resolves after unprepare")
 	}

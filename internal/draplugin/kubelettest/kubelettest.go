@@ -5,12 +5,15 @@ package kubelettest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
@@ -76,5 +79,32 @@ func Returned(t testing.TB, done <-chan error) {
 		}
 	case <-time.After(Timeout):
 		t.Fatal("Run did not return after cancel")
+	}
+}
+
+// PublishedDevices waits until the ResourceSlices in the API hold want
+// devices in all, as the plugin publishes them.
+func PublishedDevices(ctx context.Context, t testing.TB, client kubernetes.Interface, want int) {
+	t.Helper()
+	Eventually(t, fmt.Sprintf("%d published devices", want), func() bool {
+		slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, s := range slices.Items {
+			n += len(s.Spec.Devices)
+		}
+		return n == want
+	})
+}
+
+// Unprepare unprepares one claim over the DRA socket, as the kubelet does,
+// and fails the test unless that succeeds.
+func Unprepare(ctx context.Context, t testing.TB, dra drapb.DRAPluginClient, namespace, name, uid string) {
+	t.Helper()
+	res, err := dra.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: namespace, Name: name, Uid: uid}}})
+	if err != nil || res.Claims[uid].GetError() != "" {
+		t.Fatalf("unprepare %s/%s: %v %+v", namespace, name, err, res)
 	}
 }

@@ -1,8 +1,13 @@
 package kubelettest
 
 import (
+	"context"
 	"errors"
 	"testing"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestEventuallyReturnsOnceTheConditionHolds(t *testing.T) {
@@ -43,4 +48,16 @@ func TestReturnedFailsOnAnError(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestPublishedDevicesCountsEverySlice(t *testing.T) {
+	slice := func(name string, devices ...string) *resourceapi.ResourceSlice {
+		s := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		for _, d := range devices {
+			s.Spec.Devices = append(s.Spec.Devices, resourceapi.Device{Name: d})
+		}
+		return s
+	}
+	client := fake.NewClientset(slice("a", "gpu-0", "gpu-1"), slice("b", "gpu-2"))
+	PublishedDevices(context.Background(), t, client, 3)
 }
