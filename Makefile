@@ -17,11 +17,20 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 # versions below only name the build stamps; bump them together with e2e/go.mod.
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+HELM_VERSION ?= v3.22.0
+KIND_VERSION ?= v0.33.0
 KUBE_VERSION ?= v1.37.2
 ETCD_VERSION ?= v3.7.0
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
+HELM := $(BIN)/helm
+KIND := $(BIN)/kind
+
+# The operator image (make image, make kind-up) and the chart.
+IMAGE ?= ghcr.io/computedomain-operator/computedomain-operator:dev
+CHART := charts/computedomain-operator
+KIND_CLUSTER ?= computedomain-operator
 
 # Two cores on the reference machine: keep parallel test binaries low.
 GO_TEST_P ?= 1
@@ -43,6 +52,11 @@ help: ## Show this help.
 build: ## Build every product binary into bin/.
 	go build -o $(BIN)/ ./cmd/...
 
+.PHONY: image
+image: ## Build the operator image (IMAGE=...) with docker buildx; needs a Docker engine (none on the CI machines).
+	@docker info >/dev/null 2>&1 || { echo "make image: no Docker engine reachable (docker info failed); the image cannot be built here"; exit 2; }
+	docker build -t $(IMAGE) .
+
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRD manifests.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
@@ -51,24 +65,46 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRD manifests.
 ##@ Test
 
 .PHONY: test
-test: verify lint test-unit test-e2e ## Everything CI runs: verify, lint, unit + envtest suites, e2e on the simulated cluster.
+test: verify lint test-chart test-unit test-e2e ## Everything CI runs: verify, lint, chart, unit + envtest suites, e2e on the simulated cluster.
 
 .PHONY: verify
 verify: $(CONTROLLER_GEN) ## Fail when generated code, CRDs or go.mod files do not match their sources.
 	hack/verify-generated.sh
 
 .PHONY: test-unit
-test-unit: testbins ## Unit tests and envtest suites of the product module (real kube-apiserver + etcd).
+test-unit: testbins $(HELM) ## Unit tests and envtest suites of the product module (real kube-apiserver + etcd).
 	go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-e2e
 test-e2e: testbins ## Ginkgo e2e suite against the embedded simulated cluster.
 	cd e2e && go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) -timeout 30m ./...
 
+.PHONY: test-chart
+test-chart: $(HELM) ## helm lint and helm template of the chart with each documented values file (charts/*/ci); the schema refuses a bad value.
+	@for v in $(CHART)/ci/*-values.yaml; do \
+	  echo "helm lint + template: $$v"; \
+	  $(HELM) lint --strict --kube-version $(KUBE_VERSION) $(CHART) -f $$v >/dev/null || { $(HELM) lint --strict --kube-version $(KUBE_VERSION) $(CHART) -f $$v; exit 1; }; \
+	  $(HELM) template cdo $(CHART) --kube-version $(KUBE_VERSION) -n computedomain-operator -f $$v >/dev/null; \
+	done
+	@out=$$($(HELM) template cdo $(CHART) --kube-version $(KUBE_VERSION) --set kubeletPlugin.nvml.mode=fake 2>&1) && { echo "schema accepted kubeletPlugin.nvml.mode=fake"; exit 1; } || \
+	  { echo "$$out" | grep -q 'kubeletPlugin/nvml/mode' || { echo "schema error does not name the value: $$out"; exit 1; }; }
+	@echo "values schema refuses kubeletPlugin.nvml.mode=fake, naming the value"
+
 .PHONY: test-e2e-kind
-test-e2e-kind: ## The same e2e suite against an existing cluster: make test-e2e-kind KUBECONFIG=~/.kube/config
-	@test -n "$(KUBECONFIG)" || { echo "set KUBECONFIG to a kind cluster with the operator installed"; exit 2; }
-	cd e2e && E2E_KUBECONFIG=$(KUBECONFIG) go test -p 1 -timeout 60m ./suite/...
+test-e2e-kind: $(KIND) ## The same e2e suite against the kind cluster of make kind-up (or KUBECONFIG=... of another cluster with the chart installed).
+	@kubeconfig="$(KUBECONFIG)"; if [ -z "$$kubeconfig" ]; then kubeconfig=$(BIN)/kind.kubeconfig; $(KIND) get kubeconfig --name $(KIND_CLUSTER) > $$kubeconfig; fi; \
+	  cd e2e && E2E_KUBECONFIG=$$kubeconfig go test -p 1 -timeout 60m ./suite/...
+
+.PHONY: kind-up
+kind-up: $(KIND) $(HELM) image ## A kind cluster (hack/kind-config.yaml) with the image loaded and the chart installed (mock NVML).
+	$(KIND) get clusters | grep -qx $(KIND_CLUSTER) || $(KIND) create cluster --name $(KIND_CLUSTER) --config hack/kind-config.yaml
+	$(KIND) load docker-image --name $(KIND_CLUSTER) $(IMAGE)
+	$(HELM) upgrade --install cdo $(CHART) -n computedomain-operator --create-namespace --wait \
+	  -f $(CHART)/ci/kind-values.yaml --set image.repository=$(firstword $(subst :, ,$(IMAGE))) --set image.tag=$(lastword $(subst :, ,$(IMAGE)))
+
+.PHONY: kind-down
+kind-down: $(KIND) ## Delete the kind cluster of kind-up.
+	$(KIND) delete cluster --name $(KIND_CLUSTER)
 
 .PHONY: bench
 bench: ## Go benchmarks of the product module (figures go into docs/benchmarks.md).
@@ -104,6 +140,12 @@ $(CONTROLLER_GEN):
 
 $(GOLANGCI_LINT):
 	go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+$(HELM):
+	go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+$(KIND):
+	go install sigs.k8s.io/kind@$(KIND_VERSION)
 
 .PHONY: clean
 clean: ## Remove bin/ (tools included).

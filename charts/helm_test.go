@@ -1,0 +1,83 @@
+package charts
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// chartDir is the chart, relative to this package.
+const chartDir = "computedomain-operator"
+
+// kubeVersion is the Kubernetes version the chart is rendered for (helm's default is older than the chart allows).
+const kubeVersion = "1.37.2"
+
+// helmBinary is the helm that `make` installs (HELM overrides it).
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	if h := os.Getenv("HELM"); h != "" {
+		return h
+	}
+	h, err := filepath.Abs(filepath.Join("..", "bin", "helm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(h); err != nil {
+		t.Fatalf("no helm at %s: run `make test-unit` (it installs bin/helm) or set HELM", h)
+	}
+	return h
+}
+
+// renderChart runs `helm template` with the arguments and returns the rendered objects.
+func renderChart(t *testing.T, namespace string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	cmd := exec.Command(helmBinary(t), append([]string{"template", "cdo", chartDir, "--kube-version", kubeVersion, "--namespace", namespace}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm template %v: %v\n%s", args, err, stderr.String())
+	}
+	objs, err := decodeManifests(stdout.Bytes())
+	if err != nil {
+		t.Fatalf("helm template %v: %v", args, err)
+	}
+	return objs
+}
+
+// decodeManifests splits a multi-document YAML stream into objects, skipping empty documents.
+func decodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("decode manifest %d: %w", len(objs)+1, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+}
+
+// byKind returns the rendered objects of kind.
+func byKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
