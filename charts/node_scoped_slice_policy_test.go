@@ -145,13 +145,14 @@ func TestNodeScopedSlicePolicy(t *testing.T) {
 	wantDenied(t, "node A's plugin updates node B's slice", err, sliceMsg)
 	err = nodeA.ResourceV1().ResourceSlices().Delete(ctx, "node-b-gpu", metav1.DeleteOptions{})
 	wantDenied(t, "node A's plugin deletes node B's slice", err, sliceMsg)
+	if err := nodeA.ResourceV1().ResourceSlices().Delete(ctx, "node-a-gpu", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("node A's plugin deletes node A's slice: %v", err)
+	}
+	// Deleting every slice deletes nothing of node B's (its own are gone already).
 	err = nodeA.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	wantDenied(t, "node A's plugin deletes every slice", err, sliceMsg)
 	if _, err := admin.ResourceV1().ResourceSlices().Get(ctx, "node-b-gpu", metav1.GetOptions{}); err != nil {
 		t.Errorf("node B's slice is gone after node A's denied writes: %v", err)
-	}
-	if err := nodeA.ResourceV1().ResourceSlices().Delete(ctx, "node-a-gpu", metav1.DeleteOptions{}); err != nil {
-		t.Errorf("node A's plugin deletes node A's slice: %v", err)
 	}
 
 	// Nodes: only its own node's clique label.
