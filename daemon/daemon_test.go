@@ -20,7 +20,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
-	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/internal/computedomain/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"

@@ -6,12 +6,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
 )
 
 // Defaults of Config.
 const (
-	DefaultDriverName           = "compute-domain.nvidia.com"
+	DefaultDriverName           = v1beta1.ComputeDomainDriverName
 	DefaultChannelDeviceClass   = "compute-domain-default-channel.nvidia.com"
 	DefaultDaemonDeviceClass    = "compute-domain-daemon.nvidia.com"
 	DefaultDaemonServiceAccount = "compute-domain-daemon"

@@ -70,6 +70,9 @@ func DaemonSet(cd *v1beta1.ComputeDomain, cfg Config, nodes []string) *appsv1.Da
 						Image:           cfg.DaemonImage,
 						ImagePullPolicy: cfg.DaemonImagePullPolicy,
 						Command:         cfg.DaemonCommand,
+						// The operator image runs as an unprivileged user by default; IMEX talks to the
+						// driver and its channel devices as root.
+						SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](0)},
 						Args: []string{
 							"--node-name=$(NODE_NAME)",
 							"--pod-name=$(POD_NAME)",

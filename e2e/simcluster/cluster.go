@@ -19,6 +19,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
 // WorkloadGates are the Kubernetes 1.37 gates of the Workload API that the
@@ -107,7 +109,7 @@ func (c *Config) defaults() {
 		c.RunDuration = 5 * time.Second
 	}
 	if c.DriverName == "" {
-		c.DriverName = "gpu.nvidia.com"
+		c.DriverName = cdv1beta1.GPUDriverName
 	}
 	if c.NodeComponents == nil {
 		c.NodeComponents = []NodeComponent{GPUPluginComponent()}

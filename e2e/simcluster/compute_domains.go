@@ -21,6 +21,8 @@ import (
 	cdplugin "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-kubelet-plugin/app"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
 // Names of the ComputeDomain installation in the simulated cluster.
@@ -31,7 +33,7 @@ const (
 	// agents run it in-process (ComputeDomainDaemonRunner).
 	DaemonImage = "simcluster.local/compute-domain-daemon:sim"
 	// ComputeDomainDriverName is the compute-domain DRA driver.
-	ComputeDomainDriverName = "compute-domain.nvidia.com"
+	ComputeDomainDriverName = cdv1beta1.ComputeDomainDriverName
 )
 
 // installCRDs creates the chart's CRDs and waits until they are served.

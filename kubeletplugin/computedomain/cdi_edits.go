@@ -5,7 +5,7 @@ import (
 
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
-	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/internal/computedomain/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 )
 

@@ -13,7 +13,7 @@
 //     All) through a per-claim CDI spec;
 //   - daemon claims (a daemon-<i> slot with a ComputeDomainDaemonConfig): the
 //     daemon container gets the domain's identity, the node's clique and a
-//     per-domain config directory (package daemon/identity).
+//     per-domain config directory (package internal/computedomain/identity).
 //
 // Every prepare is checkpointed (started before any side effect, completed
 // after), and unprepare works from the checkpoint alone: it never needs the

@@ -12,6 +12,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/clock"
 
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
@@ -19,7 +20,7 @@ import (
 )
 
 // DefaultDriverName is the compatible driver name.
-const DefaultDriverName = "compute-domain.nvidia.com"
+const DefaultDriverName = apiv1beta1.ComputeDomainDriverName
 
 // Defaults of Config.
 const (

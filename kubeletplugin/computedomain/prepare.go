@@ -13,9 +13,9 @@ import (
 	"k8s.io/klog/v2"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/computedomain/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 

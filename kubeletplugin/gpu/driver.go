@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
@@ -18,7 +19,7 @@ import (
 
 // DefaultDriverName is the driver this plugin serves unless configured
 // otherwise.
-const DefaultDriverName = "gpu.nvidia.com"
+const DefaultDriverName = apiv1beta1.GPUDriverName
 
 // Config is the plugin's static configuration.
 type Config struct {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
@@ -66,7 +67,7 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.driverName, "driver-name", computedomain.DefaultDriverName, "Name of the compute-domain DRA driver the claim templates' opaque configs address.")
 	fs.StringVar(&o.channelDeviceClass, "channel-device-class", computedomain.DefaultChannelDeviceClass, "DeviceClass of the workload channel claims.")
 	fs.StringVar(&o.daemonDeviceClass, "daemon-device-class", computedomain.DefaultDaemonDeviceClass, "DeviceClass of the daemon claims.")
-	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", 18, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
+	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", membership.MaxNodesPerClique, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
 	fs.IntVar(&o.workers, "workers", 4, "Concurrent reconciles.")
 	fs.StringVar(&o.metricsAddress, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
 	fs.StringVar(&o.healthProbeAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")

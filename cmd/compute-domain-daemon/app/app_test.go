@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/internal/computedomain/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
 	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2/textlogger"
 
-	"github.com/computedomain-operator/computedomain-operator/daemon/identity"
+	"github.com/computedomain-operator/computedomain-operator/internal/computedomain/identity"
 )
 
 // options are the command-line flags plus the identity from the environment.

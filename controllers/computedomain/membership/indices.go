@@ -1,9 +1,13 @@
 package membership
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
 
 // MaxNodesPerClique is the most nodes one IMEX ensemble holds on an NVL72 rack (18 compute trays).
-const MaxNodesPerClique = 18
+const MaxNodesPerClique = v1beta1.NVL72CliqueSize
 
 // AssignIndices gives each node of one clique an index that stays stable while the node stays: a node
 // keeps the index it had before (previous), and nodes without one take the lowest free index, in name

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
 // Label keys set on simulated nodes.
@@ -80,8 +82,8 @@ func (t Topology) Validate() error {
 	if t.Racks < 0 || t.NodesPerRack < 0 {
 		return fmt.Errorf("racks (%d) and nodes-per-rack (%d) must be >= 0", t.Racks, t.NodesPerRack)
 	}
-	if p := profiles[t.Profile]; p.MultiNodeNVLink && t.NodesPerRack > 18 {
-		return fmt.Errorf("nodes-per-rack %d exceeds 18, the compute trays of one NVL72 rack", t.NodesPerRack)
+	if p := profiles[t.Profile]; p.MultiNodeNVLink && t.NodesPerRack > cdv1beta1.NVL72CliqueSize {
+		return fmt.Errorf("nodes-per-rack %d exceeds %d, the compute trays of one NVL72 rack", t.NodesPerRack, cdv1beta1.NVL72CliqueSize)
 	}
 	total := t.Racks * t.NodesPerRack
 	for _, pool := range t.Extra {

@@ -21,6 +21,8 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
 const demoNamespace = "demo"
@@ -52,7 +54,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("simcluster demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cf clusterFlags
-	cf.register(fs, 2, 18, "hgx-h100-8:2,a100-40gb-mig:2")
+	cf.register(fs, 2, cdv1beta1.NVL72CliqueSize, "hgx-h100-8:2,a100-40gb-mig:2")
 	if err := fs.Set("job-run-duration", "3s"); err != nil {
 		return err
 	}

@@ -11,13 +11,15 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simcluster up", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cf clusterFlags
-	cf.register(fs, 2, 18, "")
+	cf.register(fs, 2, cdv1beta1.NVL72CliqueSize, "")
 	kubeconfig := fs.String("kubeconfig", "", "write the cluster's admin kubeconfig to this file (required)")
 	exitWhenReady := fs.Bool("exit-when-ready", false, "shut down as soon as the cluster is ready (for startup benchmarks)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the startup (until ready) to this file")

@@ -1,0 +1,14 @@
+package v1beta1
+
+// The DRA driver names, NVIDIA's (wire compatibility: DeviceClasses, CEL selectors and opaque configs name them).
+// Both binaries take --driver-name to serve another name in an isolated test install.
+const (
+	// GPUDriverName serves GPUs and MIG devices.
+	GPUDriverName = "gpu.nvidia.com"
+	// ComputeDomainDriverName serves IMEX channels and the IMEX daemons' devices.
+	ComputeDomainDriverName = "compute-domain.nvidia.com"
+)
+
+// NVL72CliqueSize is the number of compute trays in one GB200/GB300 NVL72 rack: the nodes of one NVLink
+// clique, and so the most nodes one IMEX ensemble holds there.
+const NVL72CliqueSize = 18
