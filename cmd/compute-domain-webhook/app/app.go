@@ -1,0 +1,89 @@
+// Package app is the compute-domain-webhook binary: an HTTPS server with the webhook's handlers and /healthz.
+// Run holds no process-global state (its own flag set, logger and server).
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
+	"github.com/computedomain-operator/computedomain-operator/webhook"
+)
+
+// options are the command-line flags.
+type options struct {
+	host      string
+	port      int
+	certDir   string
+	drivers   webhook.Drivers
+	logConfig *textlogger.Config
+}
+
+func parse(args []string) (*options, error) {
+	o := &options{logConfig: textlogger.NewConfig()}
+	fs := pflag.NewFlagSet("compute-domain-webhook", pflag.ContinueOnError)
+	fs.StringVar(&o.host, "host", "", "Address to listen on; empty: every address.")
+	fs.IntVar(&o.port, "port", 9443, "HTTPS port of the webhook.")
+	fs.StringVar(&o.certDir, "cert-dir", "/etc/compute-domain-webhook/certs", "Directory holding the serving certificate tls.crt and its key tls.key (reloaded when they change).")
+	fs.StringVar(&o.drivers.GPU, "gpu-driver-name", apiv1beta1.GPUDriverName, "Driver whose opaque configs are GpuConfig and MigDeviceConfig.")
+	fs.StringVar(&o.drivers.ComputeDomain, "compute-domain-driver-name", apiv1beta1.ComputeDomainDriverName, "Driver whose opaque configs are ComputeDomainChannelConfig and ComputeDomainDaemonConfig.")
+	goflags := flag.NewFlagSet("compute-domain-webhook", flag.ContinueOnError)
+	o.logConfig.AddFlags(goflags)
+	fs.AddGoFlagSet(goflags)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
+	}
+	if o.port < 1 || o.port > 65535 {
+		return nil, fmt.Errorf("--port %d: must be 1..65535", o.port)
+	}
+	if !filepath.IsAbs(o.certDir) {
+		return nil, fmt.Errorf("--cert-dir %q: must be an absolute path", o.certDir)
+	}
+	for flagName, name := range map[string]string{"--gpu-driver-name": o.drivers.GPU, "--compute-domain-driver-name": o.drivers.ComputeDomain} {
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return nil, fmt.Errorf("%s %q: must be a DNS subdomain: %v", flagName, name, errs)
+		}
+	}
+	if o.drivers.GPU == o.drivers.ComputeDomain {
+		return nil, fmt.Errorf("--gpu-driver-name and --compute-domain-driver-name: must differ (both %q)", o.drivers.GPU)
+	}
+	return o, nil
+}
+
+// Run parses args and serves the webhook until ctx ends.
+func Run(ctx context.Context, args []string) error {
+	o, err := parse(args)
+	if err != nil {
+		return err
+	}
+	ctx = startup.WithLogger(ctx, o.logConfig, "compute-domain-webhook", "")
+	scheme, err := kubescheme.New()
+	if err != nil {
+		return err
+	}
+	srv := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: o.host, Port: o.port, CertDir: o.certDir})
+	for path, h := range webhook.Handlers(scheme, o.drivers) {
+		srv.Register(path, h)
+	}
+	srv.WebhookMux().HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain)
+	if err := srv.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("webhook server: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package app
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseRejects(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"a port out of range":                  {[]string{"--port=0"}, "--port 0: must be 1..65535"},
+		"a relative cert directory":            {[]string{"--cert-dir=certs"}, `--cert-dir "certs": must be an absolute path`},
+		"a driver name that is not a DNS name": {[]string{"--gpu-driver-name=GPU_Driver"}, `--gpu-driver-name "GPU_Driver": must be a DNS subdomain`},
+		"the same name for both drivers":       {[]string{"--compute-domain-driver-name=gpu.nvidia.com"}, "must differ"},
+		"a positional argument":                {[]string{"serve"}, `unexpected arguments ["serve"]`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := parse(tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("parse(%q) = %v; want an error containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	o, err := parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.port != 9443 || o.drivers.GPU != "gpu.nvidia.com" || o.drivers.ComputeDomain != "compute-domain.nvidia.com" {
+		t.Errorf("defaults: port %d, drivers %+v", o.port, o.drivers)
+	}
+}
