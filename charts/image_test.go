@@ -27,7 +27,7 @@ func parseDockerfile(t *testing.T, path string) []dockerStage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var stages []dockerStage
 	var cur strings.Builder
 	flush := func() {
@@ -121,7 +121,10 @@ func TestDockerfileShipsEveryBinary(t *testing.T) {
 			t.Errorf("the build stage does not build ./cmd/%s", b)
 		}
 	}
-	if final := stages[len(stages)-1]; !slices.ContainsFunc(final.instructions, func(s string) bool { return strings.HasPrefix(s, "USER ") && !strings.Contains(s, "root") && !strings.HasPrefix(s, "USER 0") }) {
+	nonRoot := func(s string) bool {
+		return strings.HasPrefix(s, "USER ") && !strings.Contains(s, "root") && !strings.HasPrefix(s, "USER 0")
+	}
+	if final := stages[len(stages)-1]; !slices.ContainsFunc(final.instructions, nonRoot) {
 		t.Errorf("the final stage does not switch to a non-root USER")
 	}
 }
