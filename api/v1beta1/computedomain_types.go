@@ -87,10 +87,12 @@ type ComputeDomainChannelSpec struct {
 
 // ComputeDomainResourceClaimTemplate names the workload ResourceClaimTemplate of a domain.
 type ComputeDomainResourceClaimTemplate struct {
-	// name is the name of the ResourceClaimTemplate, in the domain's namespace.
+	// name is the name of the ResourceClaimTemplate, in the domain's namespace: a DNS subdomain (lower-case
+	// letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="must be a DNS subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit), the name a ResourceClaimTemplate can have"
 	Name string `json:"name"`
 }
 

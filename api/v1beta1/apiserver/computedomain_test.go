@@ -87,6 +87,17 @@ var _ = Describe("ComputeDomain", func() {
 			cd := utiltesting.MakeComputeDomain("nameless", ns).Channel("").Obj()
 			Expect(k8s.Create(ctx, cd)).To(beInvalid("spec.channel.resourceClaimTemplate.name"))
 		})
+
+		DescribeTable("rejects a channel template name that no ResourceClaimTemplate can have",
+			func(ctx SpecContext, name string) {
+				cd := utiltesting.MakeComputeDomain("badname", ns).Channel(name).Obj()
+				Expect(k8s.Create(ctx, cd)).To(beInvalid("spec.channel.resourceClaimTemplate.name", "must be a DNS subdomain"))
+			},
+			Entry("upper case", "Training-Channel"),
+			Entry("an underscore", "training_channel"),
+			Entry("a trailing dash", "training-"),
+			Entry("a slash", "team/channel"),
+		)
 	})
 
 	Describe("a user edits a domain after creation", func() {
