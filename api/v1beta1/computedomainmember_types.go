@@ -36,20 +36,18 @@ const (
 )
 
 // ComputeDomainMemberName returns the deterministic name of the member record of a (node, domain) pair:
-// `<node>-<first 8 characters of the domain UID>`, with the node name shortened and suffixed by a hash
-// when the result would exceed 253 characters.
+// `<node>-<domain UID>`, the whole UID, so that two domains never share a record name on one node (a prefix of
+// the UID could: records of different domains would overwrite each other). A node name too long for that is
+// cut and followed by a hash of the whole node name, so that two long node names still differ.
 func ComputeDomainMemberName(nodeName string, domainUID types.UID) string {
 	uid := string(domainUID)
-	if len(uid) > 8 {
-		uid = uid[:8]
-	}
 	const maxLen = 253
 	name := nodeName + "-" + uid
 	if len(name) <= maxLen {
 		return name
 	}
 	sum := sha256.Sum256([]byte(nodeName))
-	hash := hex.EncodeToString(sum[:])[:10]
+	hash := hex.EncodeToString(sum[:])[:16]
 	keep := maxLen - len(uid) - len(hash) - 2
 	return nodeName[:keep] + "-" + hash + "-" + uid
 }

@@ -16,19 +16,14 @@ func TestComputeDomainMemberName(t *testing.T) {
 		want    string
 		wantLen int
 	}{
-		"a short node name keeps its name and the uid's first 8 characters": {
+		"a short node name keeps its name and the whole uid": {
 			node: "gb200-r1-n3",
 			uid:  "0f3c9a7e-1111-2222-3333-444455556666",
-			want: "gb200-r1-n3-0f3c9a7e",
-		},
-		"a uid shorter than 8 characters is used whole": {
-			node: "n1",
-			uid:  "abc",
-			want: "n1-abc",
+			want: "gb200-r1-n3-0f3c9a7e-1111-2222-3333-444455556666",
 		},
 		"a node name too long for a name is shortened with a hash and still ends in the uid": {
 			node:    long,
-			uid:     "0f3c9a7e-1111",
+			uid:     "0f3c9a7e-1111-2222-3333-444455556666",
 			wantLen: 253,
 		},
 	}
@@ -41,12 +36,22 @@ func TestComputeDomainMemberName(t *testing.T) {
 				}
 				return
 			}
-			if len(got) != tc.wantLen || !strings.HasSuffix(got, "-0f3c9a7e") {
-				t.Errorf("name %q (len %d): want len %d ending in -0f3c9a7e", got, len(got), tc.wantLen)
+			if len(got) != tc.wantLen || !strings.HasSuffix(got, "-"+string(tc.uid)) {
+				t.Errorf("name %q (len %d): want len %d ending in -%s", got, len(got), tc.wantLen, tc.uid)
 			}
 			if other := ComputeDomainMemberName(long[:259]+"m", tc.uid); other == got {
 				t.Errorf("two long node names that differ map to the same member name %q", got)
 			}
 		})
+	}
+}
+
+// TestComputeDomainMemberNamesOfTwoDomainsDiffer: two domains whose UIDs share their first characters get
+// different records on one node (the 8-character prefix used before made them collide).
+func TestComputeDomainMemberNamesOfTwoDomainsDiffer(t *testing.T) {
+	a := ComputeDomainMemberName("gb200-r1-n3", "0f3c9a7e-1111-2222-3333-444455556666")
+	b := ComputeDomainMemberName("gb200-r1-n3", "0f3c9a7e-9999-2222-3333-444455556666")
+	if a == b {
+		t.Errorf("domains 0f3c9a7e-1111-… and 0f3c9a7e-9999-… share the member name %q on one node", a)
 	}
 }
