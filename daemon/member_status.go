@@ -95,6 +95,7 @@ func MemberStatus(obs Observation, prev []metav1.Condition, now time.Time) v1bet
 	t := metav1.NewTime(now)
 	for _, c := range []metav1.Condition{imex, peers} {
 		c.LastTransitionTime = t
+		c.Message = v1beta1.CapMessage(c.Message, v1beta1.MaxConditionMessageBytes)
 		meta.SetStatusCondition(&conds, c)
 	}
 	return v1beta1.ComputeDomainMemberStatus{

@@ -260,6 +260,9 @@ func setConditions(status *v1beta1.ComputeDomainStatus, in conditionsInput) {
 func setCondition(s *v1beta1.ComputeDomainStatus, generation int64, now metav1.Time, c metav1.Condition) {
 	c.ObservedGeneration = generation
 	c.LastTransitionTime = now // used only when the condition's status changes
+	// Messages quote member records, which their daemons write: a status with a message past the API's
+	// limit would be refused whole, so the cap applies to every condition.
+	c.Message = v1beta1.CapMessage(c.Message, v1beta1.MaxConditionMessageBytes)
 	meta.SetStatusCondition(&s.Conditions, c)
 }
 
@@ -375,14 +378,19 @@ func conditionTrue(m v1beta1.ComputeDomainMember, condType string) bool {
 	return meta.IsStatusConditionTrue(m.Status.Conditions, condType)
 }
 
-// cause says why a member is not ready, from the first of its conditions that is not True.
+// maxCauseBytes bounds what one member's cause adds to a domain condition: maxNamed of them stay far below
+// the condition's limit, whatever a member record says.
+const maxCauseBytes = 1024
+
+// cause says why a member is not ready, from the first of its conditions that is not True, at most
+// maxCauseBytes long.
 func cause(m v1beta1.ComputeDomainMember) string {
 	for _, t := range []string{v1beta1.ComputeDomainMemberConditionIMEXReady, v1beta1.ComputeDomainMemberConditionPeersConnected} {
 		c := meta.FindStatusCondition(m.Status.Conditions, t)
 		if c == nil || c.Status == metav1.ConditionTrue {
 			continue
 		}
-		return fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+		return v1beta1.CapMessage(fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message), maxCauseBytes)
 	}
 	return "daemon has not reported ready"
 }

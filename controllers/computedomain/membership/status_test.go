@@ -373,3 +373,30 @@ func TestCliques(t *testing.T) {
 		t.Errorf("cliques (-want +got):\n%s", diff)
 	}
 }
+
+// TestComputeCapsMessagesOfMaximumSizeMembers: twelve not-ready members whose daemons wrote the longest
+// messages the API allows, on nodes with the longest names, still yield conditions the API accepts (each
+// message at most v1beta1.MaxConditionMessageBytes); without the cap the DaemonsReady message was ~330 KB and
+// every status write was refused.
+func TestComputeCapsMessagesOfMaximumSizeMembers(t *testing.T) {
+	huge := strings.Repeat("x", v1beta1.MaxConditionMessageBytes)
+	var members []v1beta1.ComputeDomainMember
+	for i := range 12 {
+		node := fmt.Sprintf("%s-%02d", strings.Repeat("n", 250), i)
+		members = append(members, *utiltesting.MakeComputeDomainMember(baseCD.Obj(), node, opNS).
+			Clique(rackA).IP(fmt.Sprintf("10.0.1.%d", i)).
+			NotReady(v1beta1.ComputeDomainMemberConditionIMEXReady, "IMEXNotReady", huge).Obj())
+	}
+	status := Compute(Input{Domain: baseCD.Clone().NumNodes(12).Obj(), Members: members, Channels: map[string]int32{rackA: 1}, Now: t0})
+	if len(status.Conditions) == 0 {
+		t.Fatal("no conditions")
+	}
+	for _, c := range status.Conditions {
+		if len(c.Message) > v1beta1.MaxConditionMessageBytes {
+			t.Errorf("condition %s: message of %d bytes, over the API's %d", c.Type, len(c.Message), v1beta1.MaxConditionMessageBytes)
+		}
+	}
+	if ready := status.Conditions; !strings.Contains(fmt.Sprint(ready), "bytes left out") {
+		t.Errorf("no condition says that a member's message was cut: %v", ready)
+	}
+}
