@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,10 +18,14 @@ import (
 // DomainWatch keeps the latest version of one ComputeDomain from a watch on
 // that object alone (field selector metadata.name), so a daemon reads its
 // domain without API calls and hears of every change. It re-reads and
-// re-watches when the watch ends.
+// re-watches when the watch ends. It follows the domain by UID: a domain of
+// the same name with another UID (the domain deleted and created anew) is
+// not this daemon's and reads as absent, so a lingering daemon of a deleted
+// domain never joins the new one.
 type DomainWatch struct {
 	client  client.WithWatch
 	key     client.ObjectKey
+	uid     types.UID
 	changed chan struct{}
 
 	mu     sync.Mutex
@@ -28,9 +33,9 @@ type DomainWatch struct {
 	synced bool
 }
 
-// NewDomainWatch returns a watch of the domain key; Run starts it.
-func NewDomainWatch(c client.WithWatch, key client.ObjectKey) *DomainWatch {
-	return &DomainWatch{client: c, key: key, changed: make(chan struct{}, 1)}
+// NewDomainWatch returns a watch of the domain key with uid; Run starts it.
+func NewDomainWatch(c client.WithWatch, key client.ObjectKey, uid types.UID) *DomainWatch {
+	return &DomainWatch{client: c, key: key, uid: uid, changed: make(chan struct{}, 1)}
 }
 
 // Changed fires after the domain changed (notifications collapse).
@@ -54,7 +59,11 @@ func (w *DomainWatch) Synced() bool {
 	return w.synced
 }
 
+// set records cd as the domain; one of another UID is not ours and counts as none.
 func (w *DomainWatch) set(cd *v1beta1.ComputeDomain) {
+	if cd != nil && cd.UID != w.uid {
+		cd = nil
+	}
 	w.mu.Lock()
 	w.domain, w.synced = cd, true
 	w.mu.Unlock()
@@ -118,7 +127,7 @@ func (w *DomainWatch) watchOnce(ctx context.Context) error {
 					w.set(obj.DeepCopy())
 				}
 			case watch.Deleted:
-				if obj, ok := ev.Object.(*v1beta1.ComputeDomain); ok && obj.Name == w.key.Name {
+				if obj, ok := ev.Object.(*v1beta1.ComputeDomain); ok && obj.Name == w.key.Name && obj.UID == w.uid {
 					w.set(nil)
 				}
 			case watch.Error:

@@ -14,7 +14,7 @@ import (
 func TestDomainWatchFollowsTheDomain(t *testing.T) {
 	c := newFakeClient(t)
 	key := client.ObjectKey{Namespace: "team-a", Name: "train"}
-	w := NewDomainWatch(c, key)
+	w := NewDomainWatch(c, key, "u1")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.Run(ctx)
@@ -62,4 +62,18 @@ func TestDomainWatchFollowsTheDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForWatch("the domain deleted", func(got *v1beta1.ComputeDomain) bool { return got == nil })
+
+	// A new domain of the same name is another domain: this daemon's stays gone.
+	again := cdtest.MakeComputeDomain("train", "team-a").UID("u3").Obj()
+	if err := c.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	again.Status.Status = v1beta1.ComputeDomainStatusReady
+	if err := c.Status().Update(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * poll)
+	if got, _ := w.Get(ctx); got != nil {
+		t.Errorf("the watch of domain u1 took the recreated domain of the same name (UID %s) for its own", got.UID)
+	}
 }

@@ -181,7 +181,7 @@ func (n *simNode) podIP(k int) string { return fmt.Sprintf("127.%d.%d.%d", n.a, 
 
 func (n *simNode) startDaemon(ctx context.Context, cd *v1beta1.ComputeDomain, ip string) {
 	GinkgoHelper()
-	watch := daemon.NewDomainWatch(k8s, client.ObjectKeyFromObject(cd))
+	watch := daemon.NewDomainWatch(k8s, client.ObjectKeyFromObject(cd), cd.UID)
 	d, err := daemon.New(daemon.Options{
 		Identity:      identity.Identity{DomainUID: string(cd.UID), DomainName: cd.Name, DomainNamespace: cd.Namespace, CliqueID: n.clique, ConfigDir: specDir()},
 		NodeName:      n.name,

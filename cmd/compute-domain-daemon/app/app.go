@@ -96,7 +96,7 @@ func clientFromKubeconfig(ctx context.Context, o *options) (client.WithWatch, er
 // serve wires the daemon: the domain watch, IMEX (by default the processes
 // the flags name) and its prober.
 func serve(ctx context.Context, o *options, c client.WithWatch, newIMEX IMEXFactory) error {
-	watch := daemon.NewDomainWatch(c, client.ObjectKey{Namespace: o.identity.DomainNamespace, Name: o.identity.DomainName})
+	watch := daemon.NewDomainWatch(c, client.ObjectKey{Namespace: o.identity.DomainNamespace, Name: o.identity.DomainName}, types.UID(o.identity.DomainUID))
 	go watch.Run(ctx)
 
 	injected := newIMEX != nil
