@@ -73,12 +73,18 @@ func newNodeEnv(t testing.TB, profile string) *nodeEnv {
 
 func (e *nodeEnv) driver() *Driver {
 	e.t.Helper()
+	return e.driverWaiting(time.Millisecond)
+}
+
+// driverWaiting is a driver whose channel claims wait up to readyWait for their domain.
+func (e *nodeEnv) driverWaiting(readyWait time.Duration) *Driver {
+	e.t.Helper()
 	w, err := cdi.NewWriter(e.cdiRoot, DefaultDriverName)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	_, ctx := ktesting.NewTestContext(e.t)
-	d, err := NewDriver(ctx, Config{NodeName: testNode, CliqueID: e.clique, HostRoot: e.hostRoot, DomainConfigRoot: e.configRoot, ReadyWait: time.Millisecond},
+	d, err := NewDriver(ctx, Config{NodeName: testNode, CliqueID: e.clique, HostRoot: e.hostRoot, DomainConfigRoot: e.configRoot, ReadyWait: readyWait},
 		Deps{CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Domains: e.domains})
 	if err != nil {
 		e.t.Fatal(err)

@@ -2,6 +2,7 @@ package computedomain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,23 +20,48 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
-// PrepareResourceClaims implements kubeletplugin.DRAPlugin.
+// PrepareResourceClaims implements kubeletplugin.DRAPlugin. The driver's lock
+// is held while a claim is prepared, never while it waits: a channel claim
+// whose domain is not ready on this node yet waits (up to ReadyWait) with the
+// lock released, so other claims on the node are prepared meanwhile, and is
+// then tried once more.
 func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
 	for _, claim := range claims {
 		start := d.clock.Now()
-		devices, err := d.prepareClaim(ctx, claim)
-		kind := ""
-		if data, ok := claimData(d.ledger.Claims()[string(claim.UID)].Devices); ok {
-			kind = data.Kind
+		devices, kind, err := d.prepareLocked(ctx, claim)
+		var pending *channelPendingError
+		if errors.As(err, &pending) && d.waitForChannel(ctx, pending.domainUID) {
+			devices, kind, err = d.prepareLocked(ctx, claim)
 		}
 		d.metrics.observePrepare(kind, d.clock.Since(start), err)
 		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
 	}
 	return out, nil
 }
+
+// prepareLocked prepares one claim under the driver's lock, without waiting,
+// and says which kind of claim it was.
+func (d *Driver) prepareLocked(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	devices, err := d.prepareClaim(ctx, claim)
+	kind := ""
+	if data, ok := claimData(d.ledger.Claims()[string(claim.UID)].Devices); ok {
+		kind = data.Kind
+	}
+	return devices, kind, err
+}
+
+// channelPendingError is a channel claim's retryable error while its domain
+// does not list this node Ready with a channel for its clique.
+type channelPendingError struct {
+	domainUID types.UID
+	err       error
+}
+
+func (e *channelPendingError) Error() string { return e.err.Error() }
+func (e *channelPendingError) Unwrap() error { return e.err }
 
 func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
 	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
@@ -91,13 +117,10 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 		return d.completeClaim(claim, plan, data, nil)
 	}
 
-	channel, ok, err := d.waitForChannel(ctx, domain)
-	if err != nil {
-		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
-	}
+	channel, ok := domain.ChannelReady(d.cfg.NodeName, d.cfg.CliqueID)
 	if !ok {
-		return nil, fmt.Errorf("prepare claim %s: %w %s: its IMEX daemon on node %s is not ready yet, or clique %s has no channel yet; the kubelet retries",
-			klog.KObj(claim), ErrWaitingForDomain, klog.KObj(domain), d.cfg.NodeName, d.cfg.CliqueID)
+		return nil, &channelPendingError{domainUID: domain.UID, err: fmt.Errorf("prepare claim %s: %w %s: its IMEX daemon on node %s is not ready yet, or clique %s has no channel yet; the kubelet retries",
+			klog.KObj(claim), ErrWaitingForDomain, klog.KObj(domain), d.cfg.NodeName, d.cfg.CliqueID)}
 	}
 	channels, err := d.channelsFor(int(channel), plan.mode)
 	if err != nil {
@@ -117,30 +140,28 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 	return d.completeClaim(claim, plan, data, []string{ids[cdiChannelDevice]})
 }
 
-// waitForChannel waits up to ReadyWait for the domain's status to list this
-// node Ready with a channel for its clique, re-reading the local cache.
-func (d *Driver) waitForChannel(ctx context.Context, domain *apiv1beta1.ComputeDomain) (int32, bool, error) {
+// waitForChannel waits, without the driver's lock, up to ReadyWait for the
+// domain's status (in the local cache) to list this node Ready with a channel
+// for its clique; false when it does not, or the domain is gone.
+func (d *Driver) waitForChannel(ctx context.Context, domainUID types.UID) bool {
 	deadline := d.clock.Now().Add(d.cfg.ReadyWait)
 	for {
-		if ch, ok := domain.ChannelReady(d.cfg.NodeName, d.cfg.CliqueID); ok {
-			return ch, true, nil
-		}
-		if !d.clock.Now().Before(deadline) {
-			return 0, false, nil
+		left := deadline.Sub(d.clock.Now())
+		if left <= 0 {
+			return false
 		}
 		select {
 		case <-ctx.Done():
-			return 0, false, nil
-		case <-d.clock.After(readyPollInterval):
+			return false
+		case <-d.clock.After(min(readyPollInterval, left)):
 		}
-		next, err := d.domains.DomainByUID(ctx, domain.UID)
-		if err != nil {
-			return 0, false, err
+		domain, err := d.domains.DomainByUID(ctx, domainUID)
+		if err != nil || domain == nil {
+			return false
 		}
-		if next == nil {
-			return 0, false, nil
+		if _, ok := domain.ChannelReady(d.cfg.NodeName, d.cfg.CliqueID); ok {
+			return true
 		}
-		domain = next
 	}
 }
 

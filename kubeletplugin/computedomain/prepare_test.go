@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/utils/ptr"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
@@ -246,6 +248,44 @@ func TestPrepareIsIdempotentAndWaitsRetryably(t *testing.T) {
 	again := prepare(t, d, claim)
 	if diff := cmp.Diff(first, again); diff != "" {
 		t.Errorf("repeated prepare (-first +again):\n%s", diff)
+	}
+}
+
+// TestAWaitingClaimDoesNotHoldUpOthers: a channel claim waiting for its domain waits without the driver's lock,
+// so a daemon claim of another domain on the node is prepared meanwhile, and the waiting claim is prepared as
+// soon as its domain becomes ready on the node.
+func TestAWaitingClaimDoesNotHoldUpOthers(t *testing.T) {
+	const readyWait = 5 * time.Second
+	e := newNodeEnv(t, "gb200-nvl72")
+	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](4)))
+	e.domains.set(domain("b", "team-b", uidB, e.clique, nil))
+	d := e.driverWaiting(readyWait)
+
+	waiting := make(chan kubeletplugin.PrepareResult, 1)
+	start := time.Now()
+	go func() { waiting <- prepare(t, d, channelClaim("w", "team-a", "claim-1", 0, uidA, "")) }()
+	time.Sleep(200 * time.Millisecond) // the channel claim is waiting now
+
+	if res := prepare(t, d, daemonClaim("daemon-b", "nvidia-dra", "claim-2", 0, uidB)); res.Err != nil {
+		t.Fatalf("daemon claim of domain b: %v", res.Err)
+	}
+	if took := time.Since(start); took > readyWait/2 {
+		t.Errorf("the daemon claim was prepared after %s: it waited for the channel claim's wait (%s)", took, readyWait)
+	}
+	select {
+	case res := <-waiting:
+		t.Fatalf("the channel claim returned before its domain was ready: %v", res.Err)
+	default:
+	}
+
+	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](4), testNode))
+	select {
+	case res := <-waiting:
+		if res.Err != nil {
+			t.Errorf("the channel claim, once its domain is ready: %v", res.Err)
+		}
+	case <-time.After(readyWait):
+		t.Errorf("the channel claim was not prepared when its domain became ready")
 	}
 }
 
