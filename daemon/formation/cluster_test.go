@@ -91,7 +91,7 @@ func newRack(ctx context.Context, prefix string, n int) []*simNode {
 		writer, err := cdi.NewWriter(node.cdiRoot, cdplugin.DefaultDriverName)
 		Expect(err).NotTo(HaveOccurred())
 		node.driver, err = cdplugin.NewDriver(ctx, cdplugin.Config{
-			NodeName: name, CliqueID: clique, HostRoot: root, DomainConfigRoot: filepath.Join(dir, "plugin", "domains"), ReadyWait: 200 * time.Millisecond,
+			NodeName: name, CliqueID: clique, OperatorNamespace: operatorNamespace, HostRoot: root, DomainConfigRoot: filepath.Join(dir, "plugin", "domains"), ReadyWait: 200 * time.Millisecond,
 		}, cdplugin.Deps{
 			CDI:        writer,
 			Checkpoint: checkpoint.NewStore(filepath.Join(dir, "plugin", "checkpoint.json"), bootID),

@@ -118,6 +118,7 @@ func ComputeDomainPluginComponent() NodeComponent {
 			args := []string{
 				"--node-name=" + env.Spec.Name,
 				"--driver-name=" + ComputeDomainDriverName,
+				"--operator-namespace=" + OperatorNamespace,
 				"--host-root=" + env.Paths.Root,
 				"--cdi-root=" + env.Paths.CDI,
 				"--kubelet-registrar-directory-path=" + env.Paths.PluginsRegistry,

@@ -46,6 +46,9 @@ type Config struct {
 	DaemonSlots  int
 	// HostRoot is where the host's /dev and /proc are visible.
 	HostRoot string
+	// OperatorNamespace is where the operator's IMEX daemon pods run: the only
+	// namespace whose daemon claims this plugin prepares.
+	OperatorNamespace string
 	// DomainConfigRoot is the host directory under which each domain's
 	// daemon gets its IMEX config directory (<root>/<domain UID>).
 	DomainConfigRoot string
@@ -118,6 +121,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	if cfg.ReadyWait < 0 || cfg.ReadyWait > MaxReadyWait {
 		errs = append(errs, fmt.Errorf("ready wait %s: must be 0..%s (kubelet's prepare timeout is 45s)", cfg.ReadyWait, MaxReadyWait))
+	}
+	if cfg.OperatorNamespace == "" {
+		errs = append(errs, errors.New("operator namespace must not be empty: daemon claims are accepted from it alone"))
 	}
 	if !filepath.IsAbs(cfg.DomainConfigRoot) {
 		errs = append(errs, fmt.Errorf("domain config root %q must be an absolute path", cfg.DomainConfigRoot))

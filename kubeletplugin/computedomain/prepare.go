@@ -188,6 +188,12 @@ func (d *Driver) channelsFor(channel int, mode apiv1beta1.ComputeDomainAllocatio
 
 // prepareDaemon prepares a daemon claim: identity, clique and config mount.
 func (d *Driver) prepareDaemon(ctx context.Context, claim *resourceapi.ResourceClaim, plan claimPlan, domain *apiv1beta1.ComputeDomain) ([]kubeletplugin.Device, error) {
+	// A daemon claim hands out a domain's identity and a writable mount of its
+	// IMEX config directory: only the operator's daemon pods may hold one.
+	if claim.Namespace != d.cfg.OperatorNamespace {
+		return nil, fmt.Errorf("prepare claim %s: %w: a %s claim comes only from the operator's IMEX daemon pods in namespace %q; a workload joins ComputeDomain %s through its channel claim template",
+			klog.KObj(claim), ErrRefused, apiv1beta1.DeviceTypeDaemon, d.cfg.OperatorNamespace, klog.KObj(domain))
+	}
 	uid := string(claim.UID)
 	data := deviceData{Kind: apiv1beta1.DeviceTypeDaemon, DomainUID: domain.UID}
 	if err := d.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: d.checkpointDevices(plan, data, nil)}); err != nil {

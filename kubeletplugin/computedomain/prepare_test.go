@@ -126,6 +126,12 @@ func TestPrepare(t *testing.T) {
 			claim:   channelClaim("w", "team-a", "claim-1", 99, uidA, ""),
 			want:    want{err: ErrRefused, errText: `device "channel-99" is not published by this node (slots channel-0..channel-31)`},
 		},
+		"a daemon claim from a tenant's namespace is refused: it would get another domain's identity and IMEX config": {
+			profile: "gb200-nvl72",
+			domain:  func(c string) *apiv1beta1.ComputeDomain { return domain("a", "team-a", uidA, c, nil) },
+			claim:   daemonClaim("d", "team-b", "claim-1", 0, uidA),
+			want:    want{err: ErrRefused, errText: `comes only from the operator's IMEX daemon pods in namespace "nvidia-dra"`},
+		},
 		"a daemon claim gets the domain's identity, clique and config directory": {
 			profile: "gb200-nvl72",
 			domain:  func(c string) *apiv1beta1.ComputeDomain { return domain("a", "team-a", uidA, c, nil) },

@@ -35,6 +35,10 @@ compute-domain-kubelet-plugin
   valueFrom:
     fieldRef:
       fieldPath: spec.nodeName
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
 {{- if eq .Values.kubeletPlugin.nvml.mode "real" }}
 - name: LD_LIBRARY_PATH
   value: /driver-root/usr/lib64:/driver-root/usr/lib/x86_64-linux-gnu:/driver-root/usr/lib/aarch64-linux-gnu:/driver-root/lib64

@@ -40,6 +40,7 @@ func TestParseRejects(t *testing.T) {
 		"too many slots":               {args: []string{"--node-name=n", "--channel-slots=120", "--daemon-slots=16"}, wantErr: "together at most 128"},
 		"a ready wait past the limit":  {args: []string{"--node-name=n", "--ready-wait=30s"}, wantErr: "--ready-wait 30s: must be more than 0 and at most 10s"},
 		"no channel slots":             {args: []string{"--node-name=n", "--channel-slots=0"}, wantErr: "each at least 1"},
+		"no operator namespace":        {args: []string{"--node-name=n"}, wantErr: `--operator-namespace "": must be a namespace name (or set POD_NAMESPACE)`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -112,7 +113,7 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	}
 	kube := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: "node-uid"}}, claim)
 	c := &cluster{kube: kube, domains: &staticDomains{m: map[types.UID]*v1beta1.ComputeDomain{domainUID: cd}}, start: func(context.Context) error { return nil }}
-	args := []string{"--node-name=" + node, "--nvml=mock", "--nvml-mock-profile=gb200-nvl72", "--nvml-mock-fault-file=",
+	args := []string{"--node-name=" + node, "--operator-namespace=nvidia-dra", "--nvml=mock", "--nvml-mock-profile=gb200-nvl72", "--nvml-mock-fault-file=",
 		"--host-root=" + hostRoot, "--cdi-root=" + cdiRoot, "--kubelet-registrar-directory-path=" + reg, "--kubelet-plugins-directory-path=" + plugins}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, noEnv, func(*options) (*cluster, error) { return c, nil }) }()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
@@ -20,6 +21,7 @@ type options struct {
 	channelSlots int
 	daemonSlots  int
 	readyWait    time.Duration
+	operatorNS   string
 }
 
 // parse reads the flags; lookup is the environment (os.LookupEnv in a
@@ -30,6 +32,8 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs.IntVar(&o.channelSlots, "channel-slots", computedomain.DefaultChannelSlots, "Number of channel-<i> devices: workload claims of any domains this node can hold at once.")
 	fs.IntVar(&o.daemonSlots, "daemon-slots", computedomain.DefaultDaemonSlots, "Number of daemon-<i> devices: domains whose IMEX daemon this node can run at once.")
 	fs.DurationVar(&o.readyWait, "ready-wait", computedomain.DefaultReadyWait, "How long one prepare of a workload claim waits for its domain to be ready on this node before a retryable error (at most 10s; the kubelet's call timeout is 45s).")
+	nsDefault, _ := lookup("POD_NAMESPACE")
+	fs.StringVar(&o.operatorNS, "operator-namespace", nsDefault, "Namespace of the operator's IMEX daemon pods: the only namespace whose daemon claims are prepared [env POD_NAMESPACE].")
 	err := o.Parse(fs, args, lookup, draplugin.FlagHelp{
 		DriverName:     computedomain.DefaultDriverName,
 		HostRoot:       "Directory where the host's /dev and /proc are visible.",
@@ -44,6 +48,9 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	}
 	if o.readyWait <= 0 || o.readyWait > computedomain.MaxReadyWait {
 		return nil, fmt.Errorf("--ready-wait %s: must be more than 0 and at most %s", o.readyWait, computedomain.MaxReadyWait)
+	}
+	if errs := validation.IsDNS1123Label(o.operatorNS); len(errs) > 0 {
+		return nil, fmt.Errorf("--operator-namespace %q: must be a namespace name (or set POD_NAMESPACE): %v", o.operatorNS, errs)
 	}
 	return o, nil
 }
