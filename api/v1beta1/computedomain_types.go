@@ -11,7 +11,10 @@ type ComputeDomainAllocationMode string
 const (
 	// AllocationModeSingle gives each workload claim the one channel of its domain.
 	AllocationModeSingle ComputeDomainAllocationMode = "Single"
-	// AllocationModeAll gives each workload claim every IMEX channel of the node.
+	// AllocationModeAll gives each workload claim every IMEX channel of its domain's IMEX ensemble on the node.
+	// A domain holds one channel per NVLink clique, so that is the same channel as Single; a channel of
+	// another domain (another tenant) on the node is never included. NVIDIA's driver gives every channel of
+	// the node, which with one channel per domain would cross tenants.
 	AllocationModeAll ComputeDomainAllocationMode = "All"
 )
 
@@ -79,7 +82,8 @@ type ComputeDomainChannelSpec struct {
 	// +required
 	ResourceClaimTemplate ComputeDomainResourceClaimTemplate `json:"resourceClaimTemplate"`
 
-	// allocationMode is Single (the domain's one channel, the default) or All (every channel of the node).
+	// allocationMode is Single (the domain's one channel, the default) or All (every channel of the domain's
+	// IMEX ensemble on the node, which is that same channel; never another domain's).
 	// +optional
 	// +kubebuilder:default=Single
 	AllocationMode ComputeDomainAllocationMode `json:"allocationMode,omitempty"`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -165,25 +164,17 @@ func (d *Driver) waitForChannel(ctx context.Context, domainUID types.UID) bool {
 	}
 }
 
-// channelsFor returns the channels a claim gets: the domain's, or every
-// channel of the node for allocationMode All; their device entries are
-// created when missing.
-func (d *Driver) channelsFor(channel int, mode apiv1beta1.ComputeDomainAllocationMode) ([]int, error) {
+// channelsFor returns the channels a claim gets and creates their device
+// entries when missing. Whatever the allocation mode, that is the domain's
+// channel for this node's clique: allocationMode All means every channel of
+// the domain's IMEX ensemble, which holds one, and never a channel of another
+// domain on the node (other tenants' channels, and channel 0 of a
+// host-managed IMEX, stay out of the container).
+func (d *Driver) channelsFor(channel int, _ apiv1beta1.ComputeDomainAllocationMode) ([]int, error) {
 	if _, err := d.root.CreateImexChannel(channel); err != nil {
 		return nil, err
 	}
-	if mode != apiv1beta1.AllocationModeAll {
-		return []int{channel}, nil
-	}
-	all, err := d.root.ImexChannels()
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Contains(all, channel) {
-		all = append(all, channel)
-	}
-	slices.Sort(all)
-	return all, nil
+	return []int{channel}, nil
 }
 
 // prepareDaemon prepares a daemon claim: identity, clique and config mount.

@@ -53,7 +53,7 @@ func TestPrepare(t *testing.T) {
 				claimSate: checkpoint.PrepareCompleted,
 			},
 		},
-		"allocationMode All injects every channel of the node (here 0 and 1) and the domain's": {
+		"allocationMode All injects the domain's channel, never the node's other channels (here 0 and 1, another tenant's)": {
 			profile:      "gb200-nvl72",
 			hostChannels: 2,
 			domain: func(c string) *apiv1beta1.ComputeDomain {
@@ -61,7 +61,7 @@ func TestPrepare(t *testing.T) {
 			},
 			claim: channelClaim("w", "team-a", "claim-1", 3, uidA, apiv1beta1.AllocationModeAll),
 			want: want{
-				view:      cdi.ContainerView{DeviceNodes: []string{"/dev/nvidia-caps-imex-channels/channel0", "/dev/nvidia-caps-imex-channels/channel1", "/dev/nvidia-caps-imex-channels/channel4"}},
+				view:      cdi.ContainerView{DeviceNodes: []string{"/dev/nvidia-caps-imex-channels/channel4"}},
 				claimSate: checkpoint.PrepareCompleted,
 			},
 		},
