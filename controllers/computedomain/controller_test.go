@@ -197,32 +197,43 @@ var _ = Describe("ComputeDomain controller", func() {
 		}
 	})
 
-	It("removes the DaemonSet and daemon claim template of a deleted domain and hands its channel to the next domain", func() {
+	It("removes the DaemonSet and daemon claim template of a deleted domain at once, and hands its channel to the next domain only when its workload has let go of it", func() {
 		first := createDomain(ctx, "first", ns)
 		applyMember(ctx, utiltesting.MakeComputeDomainMember(first, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
 		released := readyChannels(ctx, first, 1)[rack1]
 		workloadRCT := &resourcev1.ResourceClaimTemplate{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "first-channel"}, workloadRCT)).To(Succeed())
-		allocateWorkloadClaim(ctx, workloadRCT, "pod-0", "r1-n07")
+		claim := allocateWorkloadClaim(ctx, workloadRCT, "pod-0", "r1-n07")
 		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(first.UID)}}
 		daemonRCT := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(first.UID)}}
 		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(ds), ds) }).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 
-		By("deleting the domain while its workload still runs")
+		By("deleting the domain while its workload still runs: its daemons and records go at once")
 		Expect(k8s.Delete(ctx, first)).To(Succeed())
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(first), &v1beta1.ComputeDomain{}))
-		}).WithTimeout(reconciled).WithPolling(poll).Should(BeTrue(), "the domain is stuck on its finalizer")
-		for _, obj := range []client.Object{ds, daemonRCT} {
-			Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj))).To(BeTrue(), "%T %s remains", obj, obj.GetName())
-		}
-		var members v1beta1.ComputeDomainMemberList
-		Expect(k8s.List(ctx, &members, client.InNamespace(operatorNamespace), client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(first.UID)})).To(Succeed())
-		Expect(members.Items).To(BeEmpty())
+		Eventually(func(g Gomega) {
+			for _, obj := range []client.Object{ds, daemonRCT} {
+				g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj))).To(BeTrue(), "%T %s remains", obj, obj.GetName())
+			}
+			var members v1beta1.ComputeDomainMemberList
+			g.Expect(k8s.List(ctx, &members, client.InNamespace(operatorNamespace), client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(first.UID)})).To(Succeed())
+			g.Expect(members.Items).To(BeEmpty())
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 		// envtest runs no garbage collector: the workload template goes through its owner reference.
 		Expect(metav1.IsControlledBy(workloadRCT, first)).To(BeTrue())
 
-		By("the next domain in that clique receiving the released channel, the lowest free one")
+		By("a new domain in that clique meanwhile getting another channel: pod-0 still runs with the old one")
+		second := createDomain(ctx, "second", ns)
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(second, "r1-n08", operatorNamespace).Clique(rack1).IP("127.0.4.8").Ready().Obj())
+		Expect(readyChannels(ctx, second, 1)[rack1]).NotTo(Equal(released), "channel %d handed out while a claim of the deleted domain is reserved", released)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(first), &v1beta1.ComputeDomain{})).To(Succeed(), "the deleted domain keeps its finalizer while its channel is held")
+
+		By("the workload ending: the domain goes and the next domain receives the released channel, the lowest free one")
+		done := claim.DeepCopy()
+		done.Status.ReservedFor = nil
+		Expect(k8s.Status().Patch(ctx, done, client.MergeFrom(claim))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(first), &v1beta1.ComputeDomain{}))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(BeTrue(), "the domain is stuck on its finalizer")
 		next := createDomain(ctx, "next", ns)
 		applyMember(ctx, utiltesting.MakeComputeDomainMember(next, "r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready().Obj())
 		Expect(readyChannels(ctx, next, 1)[rack1]).To(BeNumerically("<=", released))

@@ -2,6 +2,7 @@ package computedomain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -105,7 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	if !cd.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, cd)
+		return r.finalize(ctx, cd)
 	}
 	// No object is created for a domain whose finalizer would not delete it again.
 	if err := finalizer.Ensure(ctx, r.client, cd); err != nil {
@@ -302,17 +303,26 @@ func eventNote(note string) string {
 	return note[:cut] + more
 }
 
-// finalize tears down a deleted domain.
-func (r *Reconciler) finalize(ctx context.Context, cd *v1beta1.ComputeDomain) error {
+// finalize tears down a deleted domain. While workload claims still hold its channel it waits: the claims'
+// deletion requeues the domain, and heldChannelRetry bounds the wait should an event be missed.
+func (r *Reconciler) finalize(ctx context.Context, cd *v1beta1.ComputeDomain) (ctrl.Result, error) {
 	owned := []client.Object{
 		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.OperatorNamespace, Name: DaemonSetName(cd.UID)}},
 		&resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.OperatorNamespace, Name: DaemonClaimTemplateName(cd.UID)}},
 	}
 	cleanup := finalizer.Cleanup{Client: r.client, Channels: r.channels, OperatorNamespace: r.cfg.OperatorNamespace}
-	if err := cleanup.Run(ctx, cd, owned); err != nil {
-		return err
+	var held *finalizer.ChannelsHeldError
+	if err := cleanup.Run(ctx, cd, owned); errors.As(err, &held) {
+		klog.FromContext(ctx).V(2).Info("Deleted domain keeps its channel until its workload claims are released", "claims", held.Claims)
+		return ctrl.Result{RequeueAfter: heldChannelRetry}, nil
+	} else if err != nil {
+		return ctrl.Result{}, err
 	}
 	r.metrics.forgetDomain(cd.UID)
 	r.expectations.forget(cd.UID)
-	return nil
+	return ctrl.Result{}, nil
 }
+
+// heldChannelRetry is how often a deleted domain whose workload claims still hold its channel is looked at
+// again, in case the claims' deletion events are missed.
+const heldChannelRetry = 30 * time.Second

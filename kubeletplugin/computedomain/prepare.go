@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -121,6 +122,10 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 		return nil, &channelPendingError{domainUID: domain.UID, err: fmt.Errorf("prepare claim %s: %w %s: its IMEX daemon on node %s is not ready yet, or clique %s has no channel yet; the kubelet retries",
 			klog.KObj(claim), ErrWaitingForDomain, klog.KObj(domain), d.cfg.NodeName, d.cfg.CliqueID)}
 	}
+	if owner, other, held := d.channelHolder(int(channel), domain.UID); held {
+		return nil, fmt.Errorf("prepare claim %s: %w: channel %d of ComputeDomain %s is still prepared on this node for claim %s of domain %s (its workload has not ended); the kubelet retries",
+			klog.KObj(claim), ErrWaitingForDomain, channel, klog.KObj(domain), owner, other)
+	}
 	channels, err := d.channelsFor(int(channel), plan.mode)
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
@@ -162,6 +167,20 @@ func (d *Driver) waitForChannel(ctx context.Context, domainUID types.UID) bool {
 			return true
 		}
 	}
+}
+
+// channelHolder finds a claim of another domain that this node's checkpoint
+// shows holding channel: a channel number is reused by the controller only
+// after the old domain's workload let go of it, and this is the node's own
+// guard against a pod of a new domain sharing it with one of the old.
+func (d *Driver) channelHolder(channel int, domainUID types.UID) (claimUID string, otherDomain types.UID, held bool) {
+	for uid, cs := range d.ledger.Claims() {
+		data, ok := claimData(cs.Devices)
+		if ok && data.Kind == apiv1beta1.DeviceTypeChannel && data.DomainUID != domainUID && slices.Contains(data.Channels, channel) {
+			return uid, data.DomainUID, true
+		}
+	}
+	return "", "", false
 }
 
 // channelsFor returns the channels a claim gets and creates their device

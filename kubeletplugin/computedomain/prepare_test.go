@@ -206,6 +206,32 @@ func TestAChannelIsACharacterDeviceWithTheIMEXMajor(t *testing.T) {
 	}
 }
 
+// TestAChannelStillHeldByAnotherDomainIsRefused: should a new domain get the number of a channel that a claim
+// of another (deleted) domain still holds on this node, the node refuses, retryably, until that claim is
+// unprepared; then the new domain's pod gets it.
+func TestAChannelStillHeldByAnotherDomainIsRefused(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	e.domains.set(domain("old", "team-a", uidA, e.clique, ptr.To[int32](3), testNode))
+	d := e.driver()
+	old := channelClaim("wa", "team-a", "claim-a", 0, uidA, "")
+	if res := prepare(t, d, old); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	e.domains.remove(uidA)
+	e.domains.set(domain("new", "team-b", uidB, e.clique, ptr.To[int32](3), testNode))
+	reused := channelClaim("wb", "team-b", "claim-b", 1, uidB, "")
+	res := prepare(t, d, reused)
+	if !errors.Is(res.Err, ErrWaitingForDomain) || !strings.Contains(res.Err.Error(), "channel 3 of ComputeDomain team-b/new is still prepared on this node for claim claim-a") {
+		t.Fatalf("prepare of the new domain's claim while channel 3 is held: %v; want a retryable refusal naming the holder", res.Err)
+	}
+	if err := unprepare(t, d, old); err != nil {
+		t.Fatal(err)
+	}
+	if res := prepare(t, d, reused); res.Err != nil {
+		t.Errorf("once the old claim is unprepared: %v", res.Err)
+	}
+}
+
 // Two domains in one clique, with pods on the same node: each pod sees only
 // its own domain's channel, even when the scheduler gave A's claim the slot
 // whose number is B's channel.

@@ -2,17 +2,22 @@
 // the operator namespace, where no owner reference from the domain can reach, and releases its IMEX
 // channels before the domain goes.
 //
-// It deletes and never waits: daemon pods and their claims go through the kubelet plugin's normal
-// unprepare path, which needs only the plugin's checkpoint, so nothing is left stuck on a finalizer when
-// the domain is gone. Workload pods still running keep their device node but lose their IMEX daemons, so
-// imports over the domain's channel fail from then on.
+// It deletes at once: daemon pods and their claims go through the kubelet plugin's normal unprepare path,
+// which needs only the plugin's checkpoint. Workload pods still running keep their device node but lose
+// their IMEX daemons, so imports over the domain's channel fail from then on. The one thing it waits for is
+// the channel: the domain's channel numbers are released, and the finalizer removed, only once no workload
+// claim of the domain is allocated any more, so a new domain in the clique never gets a channel that pods of
+// the old one still hold (ChannelsHeldError): a claim counts while it is allocated and reserved for a pod.
 package finalizer
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,7 +58,8 @@ func Ensure(ctx context.Context, c client.Client, cd *v1beta1.ComputeDomain) err
 }
 
 // Run deletes the given objects (the domain's DaemonSet and daemon claim template) and the domain's member
-// records, releases its channels, and removes the finalizer. Objects already gone are fine, so a Run that
+// records; then, once no workload claim of the domain is allocated (until then it returns a
+// *ChannelsHeldError), releases its channels and removes the finalizer. Objects already gone are fine, so a Run that
 // failed half way is simply run again.
 func (c Cleanup) Run(ctx context.Context, cd *v1beta1.ComputeDomain, owned []client.Object) error {
 	logger := klog.FromContext(ctx)
@@ -77,6 +83,13 @@ func (c Cleanup) Run(ctx context.Context, cd *v1beta1.ComputeDomain, owned []cli
 	); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete ComputeDomainMembers of domain %s: %w", cd.UID, err)
 	}
+	held, err := c.allocatedWorkloadClaims(ctx, cd)
+	if err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		return &ChannelsHeldError{Claims: held}
+	}
 	c.Channels.Release(cd.UID)
 
 	if err := removeFinalizer(ctx, c.Client, cd); err != nil && !apierrors.IsNotFound(err) {
@@ -84,6 +97,37 @@ func (c Cleanup) Run(ctx context.Context, cd *v1beta1.ComputeDomain, owned []cli
 	}
 	logger.V(2).Info("Removed finalizer of deleted domain")
 	return nil
+}
+
+// ChannelsHeldError says that workload claims of a deleted domain are still allocated: its channel stays
+// assigned, and the finalizer in place, until they are gone. Not a failure: the claims' deletion requeues
+// the domain.
+type ChannelsHeldError struct {
+	// Claims are the allocated workload claims, sorted.
+	Claims []string
+}
+
+func (e *ChannelsHeldError) Error() string {
+	return fmt.Sprintf("the domain's IMEX channel stays assigned while %d workload claims are allocated (%s)", len(e.Claims), strings.Join(e.Claims, ", "))
+}
+
+// allocatedWorkloadClaims lists the names of the domain's workload claims that are still allocated and reserved.
+func (c Cleanup) allocatedWorkloadClaims(ctx context.Context, cd *v1beta1.ComputeDomain) ([]string, error) {
+	var list resourcev1.ResourceClaimList
+	if err := c.Client.List(ctx, &list, client.InNamespace(cd.Namespace),
+		client.MatchingLabels{v1beta1.WorkloadClaimLabelKey: string(cd.UID)}); err != nil {
+		return nil, fmt.Errorf("list workload ResourceClaims of %s: %w", klog.KObj(cd), err)
+	}
+	var held []string
+	for _, claim := range list.Items {
+		// Reserved for a consumer: a pod may run with the channel. The reservation goes after the pod is
+		// done (its claims unprepared), as in WorkloadNodes.
+		if claim.Status.Allocation != nil && len(claim.Status.ReservedFor) > 0 {
+			held = append(held, claim.Name)
+		}
+	}
+	slices.Sort(held)
+	return held, nil
 }
 
 // removeFinalizer removes Name with a JSON patch that first tests the finalizer list it read, so it never

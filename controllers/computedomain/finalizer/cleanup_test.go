@@ -2,6 +2,7 @@ package finalizer
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,6 +101,46 @@ func TestCleanupRun(t *testing.T) {
 				t.Errorf("finalizers (-want +got): only ours goes\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCleanupKeepsAHeldChannel: while a workload claim of the deleted domain is reserved for a pod, its
+// channel is not released and the finalizer stays; claims that are allocated but no longer reserved, or of
+// another domain, do not hold it.
+func TestCleanupKeepsAHeldChannel(t *testing.T) {
+	ctx := context.Background()
+	now := metav1.Now()
+	doomed := utiltesting.MakeComputeDomain("job", "team-a").UID("uid-doomed").Obj()
+	doomed.Finalizers = []string{Name}
+	doomed.DeletionTimestamp = &now
+	claim := func(name, domainUID string, reserved bool) *resourcev1.ResourceClaim {
+		c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name,
+			Labels: map[string]string{v1beta1.WorkloadClaimLabelKey: domainUID}}}
+		c.Status.Allocation = &resourcev1.AllocationResult{}
+		if reserved {
+			c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: name, UID: "pod-uid"}}
+		}
+		return c
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithStatusSubresource(&resourcev1.ResourceClaim{}).
+		WithObjects(doomed.DeepCopy(), claim("pod-0-channel", "uid-doomed", true), claim("pod-1-channel", "uid-doomed", false),
+			claim("other-channel", "uid-other", true)).Build()
+	var released releases
+	cleanup := Cleanup{Client: c, Channels: &released, OperatorNamespace: opNS}
+	cd := &v1beta1.ComputeDomain{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(doomed), cd); err != nil {
+		t.Fatal(err)
+	}
+	err := cleanup.Run(ctx, cd, nil)
+	var held *ChannelsHeldError
+	if !errors.As(err, &held) || !cmp.Equal(held.Claims, []string{"pod-0-channel"}) {
+		t.Fatalf("run with a reserved workload claim: %v; want a ChannelsHeldError naming pod-0-channel", err)
+	}
+	if len(released) > 0 {
+		t.Errorf("channel released while pod-0-channel is reserved: %v", released)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(doomed), cd); err != nil || !cmp.Equal(cd.Finalizers, []string{Name}) {
+		t.Errorf("finalizer gone while the channel is held: %v, %v", cd.Finalizers, err)
 	}
 }
 
