@@ -239,6 +239,32 @@ var _ = Describe("ComputeDomain controller", func() {
 		Expect(readyChannels(ctx, next, 1)[rack1]).To(BeNumerically("<=", released))
 	})
 
+	It("deletes the DaemonSet, daemon claim template and member records of a domain that vanished without its finalizer", func() {
+		lost := createDomain(ctx, "lost", ns)
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(lost, "r1-n09", operatorNamespace).Clique(rack1).IP("127.0.4.9").Ready().Obj())
+		workloadRCT := &resourcev1.ResourceClaimTemplate{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lost-channel"}, workloadRCT) }).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		allocateWorkloadClaim(ctx, workloadRCT, "pod-lost", "r1-n09")
+		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(lost.UID)}}
+		daemonRCT := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(lost.UID)}}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(ds), ds) }).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+
+		By("someone removing the domain's finalizer by hand and deleting it")
+		got := &v1beta1.ComputeDomain{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(lost), got)).To(Succeed())
+		Expect(k8s.Patch(ctx, got, client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`)))).To(Succeed())
+		Expect(k8s.Delete(ctx, got)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			for _, obj := range []client.Object{ds, daemonRCT} {
+				g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj))).To(BeTrue(), "%T %s of the vanished domain remains", obj, obj.GetName())
+			}
+			var members v1beta1.ComputeDomainMemberList
+			g.Expect(k8s.List(ctx, &members, client.InNamespace(operatorNamespace), client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(lost.UID)})).To(Succeed())
+			g.Expect(members.Items).To(BeEmpty(), "member records of the vanished domain remain")
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+	})
+
 	It("keeps every domain's channel across a controller restart and gives a new domain a free one", func() {
 		old := []*v1beta1.ComputeDomain{createDomain(ctx, "old-1", ns), createDomain(ctx, "old-2", ns)}
 		held := map[int32]string{}

@@ -89,11 +89,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	cached := &v1beta1.ComputeDomain{}
 	if err := r.client.Get(ctx, req.NamespacedName, cached); err != nil {
 		if apierrors.IsNotFound(err) {
-			// Gone without our finalizer (or after it): nothing may stay allocated in its name.
+			// Gone without our finalizer (or after it): nothing may stay allocated in its name, nor any
+			// object it caused in the operator namespace.
 			r.channels.ReleaseNamed(req.NamespacedName)
 			r.expectations.forgetNamed(req.NamespacedName)
 			r.metrics.forgetNamed(req.NamespacedName)
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, r.sweepOrphans(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
 	}

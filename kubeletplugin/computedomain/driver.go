@@ -143,6 +143,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 		domains: deps.Domains, claims: deps.Claims, clock: deps.Clock, metrics: deps.Metrics,
 	}
 	d.metrics.setClaims(ledger.Claims())
+	if err := d.removeOrphanConfigDirs(ctx); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

@@ -1,8 +1,10 @@
 package computedomain
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -136,5 +138,32 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStartRemovesConfigDirsOfDomainsWithoutDaemonClaims: after a reboot the checkpoint of the earlier boot is
+// discarded, but the IMEX config directories on the host stay; the plugin removes those that no daemon claim
+// holds when it starts, and keeps the ones that one does.
+func TestStartRemovesConfigDirsOfDomainsWithoutDaemonClaims(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	e.domains.set(domain("a", "team-a", uidA, e.clique, nil))
+	d := e.driver()
+	if res := prepare(t, d, daemonClaim("d", "nvidia-dra", "claim-1", 0, uidA)); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	stale := filepath.Join(e.configRoot, string(uidB))
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, "nodes_config.cfg"), []byte("10.0.0.9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	e.driver() // the plugin restarts on the same boot
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the config directory of domain %s, which no daemon claim holds, survived the start: %v", uidB, err)
+	}
+	if _, err := os.Stat(filepath.Join(e.configRoot, string(uidA))); err != nil {
+		t.Errorf("the config directory of domain %s, whose daemon claim is prepared, is gone: %v", uidA, err)
 	}
 }

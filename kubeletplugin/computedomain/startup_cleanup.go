@@ -1,0 +1,41 @@
+package computedomain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+)
+
+// removeOrphanConfigDirs removes, at start, the IMEX config directory of every domain that no daemon claim in
+// the checkpoint holds. The directories live on the host and survive a reboot; the checkpoint of an earlier
+// boot is discarded, so without this a domain's IMEX config (its peers' addresses) would stay on the node
+// forever once its daemon claim was never unprepared here. A daemon claim prepared again creates its
+// directory anew.
+func (d *Driver) removeOrphanConfigDirs(ctx context.Context) error {
+	entries, err := os.ReadDir(d.cfg.DomainConfigRoot)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list IMEX config directories: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() || d.domainHasClaims(types.UID(e.Name()), apiv1beta1.DeviceTypeDaemon) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(d.cfg.DomainConfigRoot, e.Name())); err != nil {
+			errs = append(errs, fmt.Errorf("remove IMEX config directory of domain %s: %w", e.Name(), err))
+			continue
+		}
+		klog.FromContext(ctx).Info("Removed the IMEX config directory of a domain with no daemon claim on this node", "domainUID", e.Name())
+	}
+	return errors.Join(errs...)
+}
