@@ -43,16 +43,28 @@ func claimUUIDs(devices []preparedDevice) []string {
 }
 
 // planSharing checks the MPS per-device limits against the claim's devices
-// before anything changes.
+// before anything changes, and marks in each full GPU's data the NVML
+// settings prepare will change (time slice, exclusive-process compute mode).
+// The marks reach the checkpoint with the claim's PrepareStarted record,
+// before the first NVML call: a plugin killed between the change and the
+// next checkpoint write still knows to reset the GPU (on unprepare, or the
+// rollback of a retried prepare), so the next tenant never inherits it.
+// Resetting a setting that was not changed yet is harmless.
 func (d *Driver) planSharing(devices []preparedDevice) error {
 	uuids := claimUUIDs(devices)
-	for _, p := range devices {
+	for i := range devices {
+		p := &devices[i]
 		strategy, _, mps := sharingOf(p.config)
-		if strategy != apiv1beta1.MpsStrategy {
-			continue
-		}
-		if _, err := mps.PinnedMemoryLimits(uuids); err != nil {
-			return fmt.Errorf("device %s: %w", p.Name, err)
+		switch {
+		case strategy == apiv1beta1.TimeSlicingStrategy && p.Data.Type == deviceTypeGpu:
+			p.Data.TimeSliceSet = true
+		case strategy == apiv1beta1.MpsStrategy:
+			if _, err := mps.PinnedMemoryLimits(uuids); err != nil {
+				return fmt.Errorf("device %s: %w", p.Name, err)
+			}
+			if p.Data.Type == deviceTypeGpu {
+				p.Data.ExclusiveProcess = true
+			}
 		}
 	}
 	return nil
@@ -85,8 +97,8 @@ func mpsEnv(mps *apiv1beta1.MpsConfig, uuids []string) ([]string, error) {
 
 // applySharing sets the time slice (TimeSlicing on a full GPU) or the
 // exclusive-process compute mode (MPS on a full GPU) through NVML and the MPS
-// client limits through CDI environment variables. It records every NVML
-// change in the device's data so unprepare can reset it.
+// client limits through CDI environment variables. planSharing has already
+// marked the NVML changes in the device's data, so unprepare can reset them.
 func (d *Driver) applySharing(ctx context.Context, devices []preparedDevice) error {
 	logger := klog.FromContext(ctx)
 	uuids := claimUUIDs(devices)
@@ -113,7 +125,7 @@ func (d *Driver) applySharing(ctx context.Context, devices []preparedDevice) err
 			if err := nvmlErr(d.nvml, fmt.Sprintf("device %s: set time slice %s", p.Name, interval), dev.SetTimeSlice(nvml.TimeSlice(n))); err != nil {
 				return err
 			}
-			p.Data.TimeSliceSet = true
+			d.crash.At("sharing-applied")
 			logger.V(2).Info("Set time slice", "device", p.Name, "interval", interval)
 		case apiv1beta1.MpsStrategy:
 			if p.Data.Type == deviceTypeGpu {
@@ -124,7 +136,7 @@ func (d *Driver) applySharing(ctx context.Context, devices []preparedDevice) err
 				if err := nvmlErr(d.nvml, fmt.Sprintf("device %s: set compute mode exclusive-process", p.Name), dev.SetComputeMode(nvml.COMPUTEMODE_EXCLUSIVE_PROCESS)); err != nil {
 					return err
 				}
-				p.Data.ExclusiveProcess = true
+				d.crash.At("sharing-applied")
 			}
 			env, err := mpsEnv(mps, uuids)
 			if err != nil {

@@ -1,10 +1,13 @@
 package gpu
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
 func TestSharingThroughNVMLAndCDI(t *testing.T) {
@@ -50,4 +53,51 @@ func resolveView(t *testing.T, e *testNodeEnv, ids []string) []string {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestASharingChangeInterruptedByACrashIsUndone: the plugin is killed right after it put a GPU into
+// exclusive-process mode (MPS) or changed its time slice, before any later checkpoint write. After the
+// restart, unpreparing the claim (the kubelet's call, or the stale-claim sweep) puts the GPU back to its
+// defaults, so the next tenant does not inherit the setting.
+func TestASharingChangeInterruptedByACrashIsUndone(t *testing.T) {
+	cases := map[string]struct {
+		config string
+		gpu    int
+	}{
+		"MPS (exclusive-process compute mode)": {
+			config: `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`, gpu: 2,
+		},
+		"time-slicing": {config: tsLong, gpu: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newTestNodeEnv(t, "hgx-h100-8")
+			d := e.mustDriver()
+			claim := makeClaim("c", "uid-c").device("gpu", fmt.Sprintf("gpu-%d", tc.gpu)).config(resourceapi.AllocationConfigSourceClaim, tc.config).obj()
+			d.crash = func(p string) bool { return p == "sharing-applied" }
+			func() {
+				defer func() {
+					if r := recover(); r != draplugin.ErrSimulatedCrash { //nolint:errorlint // recover returns the panic value itself
+						t.Fatalf("prepare did not reach the crash point (recovered %v)", r)
+					}
+				}()
+				_, _ = d.PrepareResourceClaims(testContext(t), []*resourceapi.ResourceClaim{claim})
+			}()
+			dev, _ := e.lib.DeviceGetHandleByIndex(tc.gpu)
+			mode, _ := dev.GetComputeMode()
+			slice, _ := e.lib.TimeSlice(tc.gpu)
+			if mode == 0 && slice.String() == "Default" {
+				t.Fatal("the crash point came before the setting changed: nothing to prove")
+			}
+
+			d2 := e.mustDriver() // restarted on the same boot
+			unprepare(t, d2, "uid-c")
+			if mode, _ := dev.GetComputeMode(); mode != 0 {
+				t.Errorf("compute mode after the crash and unprepare = %v, want default", mode)
+			}
+			if got, _ := e.lib.TimeSlice(tc.gpu); got.String() != "Default" {
+				t.Errorf("time slice after the crash and unprepare = %v, want Default", got)
+			}
+		})
+	}
 }
