@@ -33,19 +33,25 @@ const (
 // is not node-bound).
 func pluginClient(t *testing.T, cfg *rest.Config, node string) kubernetes.Interface {
 	t.Helper()
+	c, err := kubernetes.NewForConfig(asServiceAccount(cfg, pluginUser, node))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// asServiceAccount is cfg acting as the service account user (in policyNamespace) with a token bound to node
+// (no node: a token that is not node-bound).
+func asServiceAccount(cfg *rest.Config, user, node string) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: pluginUser,
+		UserName: user,
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + policyNamespace, "system:authenticated"},
 	}
 	if node != "" {
 		cfg.Impersonate.Extra = map[string][]string{nodeNameExtra: {node}}
 	}
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return cfg
 }
 
 func slice(name, node string) *resourcev1.ResourceSlice {

@@ -1,0 +1,108 @@
+package charts
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
+	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
+)
+
+// daemonUser is the IMEX daemons' service account as the chart names it.
+const daemonUser = "system:serviceaccount:" + policyNamespace + ":compute-domain-daemon"
+
+func member(node, domainUID string) *v1beta1.ComputeDomainMember {
+	return &v1beta1.ComputeDomainMember{
+		ObjectMeta: metav1.ObjectMeta{Namespace: policyNamespace, Name: v1beta1.ComputeDomainMemberName(node, types.UID("uid-"+domainUID))},
+		Spec: v1beta1.ComputeDomainMemberSpec{
+			NodeName: node, DomainUID: "uid-" + domainUID, DomainName: "train", DomainNamespace: "team-a",
+			CliqueID: "cluster-a.1", IPAddress: "10.0.0.1",
+		},
+	}
+}
+
+// TestMemberRecordPolicy installs the chart's daemon RBAC and member-record policy into a real apiserver and
+// acts as the IMEX daemon on node A: node A's records may be written, node B's may not, in any domain.
+func TestMemberRecordPolicy(t *testing.T) {
+	env, err := envtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+	objs := renderChart(t, policyNamespace,
+		"--show-only", "templates/compute-domain-daemon-rbac.yaml",
+		"--show-only", "templates/member-record-policy.yaml")
+	if len(byKind(objs, "ValidatingAdmissionPolicy")) != 1 {
+		t.Fatalf("the chart renders no member-record policy with its default values")
+	}
+	for _, o := range objs {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatalf("create %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemonOn := func(node string) client.Client {
+		c, err := client.New(asServiceAccount(env.Config, daemonUser, node), client.Options{Scheme: scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	nodeA := daemonOn("node-a")
+
+	const msg = "may write only the member records of node node-a"
+	var lastErr error
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, policyLoadTimeout, true, func(ctx context.Context) (bool, error) {
+		forged := member("node-b", "1")
+		lastErr = nodeA.Create(ctx, forged)
+		if lastErr == nil {
+			return false, env.Client.Delete(ctx, forged)
+		}
+		return strings.Contains(lastErr.Error(), msg), nil
+	}); err != nil {
+		t.Fatalf("the daemon on node A creating node B's record was never denied; last answer: %v", lastErr)
+	}
+
+	own := member("node-a", "1")
+	if err := nodeA.Create(ctx, own); err != nil {
+		t.Fatalf("the daemon on node A writes its own record: %v", err)
+	}
+	own.Status.Conditions = []metav1.Condition{{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionTrue, Reason: "IMEXReady", LastTransitionTime: metav1.Now()}}
+	if err := nodeA.Status().Update(ctx, own); err != nil {
+		t.Errorf("the daemon on node A reports its own status: %v", err)
+	}
+
+	// Node B's record, written by node B's daemon: node A may neither change its address nor its status.
+	other := member("node-b", "2")
+	if err := daemonOn("node-b").Create(ctx, other); err != nil {
+		t.Fatalf("the daemon on node B writes its own record: %v", err)
+	}
+	forged := other.DeepCopy()
+	forged.Spec.IPAddress = "10.6.6.6"
+	wantDenied(t, "the daemon on node A replaces node B's address", nodeA.Update(ctx, forged), msg)
+	forged = other.DeepCopy()
+	forged.Status.Conditions = []metav1.Condition{{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionFalse, Reason: "Forged", LastTransitionTime: metav1.Now()}}
+	wantDenied(t, "the daemon on node A marks node B not ready", nodeA.Status().Update(ctx, forged), msg)
+	// A record of its own node named for another node (the name the controller looks up) is refused too.
+	renamed := member("node-a", "3")
+	renamed.Name = v1beta1.ComputeDomainMemberName("node-b", "uid-3")
+	wantDenied(t, "the daemon on node A creates a record named for node B", nodeA.Create(ctx, renamed), msg)
+	wantDenied(t, "the daemon's service account without a node-bound token", daemonOn("").Create(ctx, member("node-a", "4")), "token bound to a node")
+}
