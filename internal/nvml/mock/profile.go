@@ -1,3 +1,19 @@
+/*
+Copyright The computedomain-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package mock
 
 import (
@@ -276,6 +292,10 @@ func (p *Profile) Validate() error {
 	return nil
 }
 
+// maxMemorySlices is the number of memory slices of a MIG-capable GPU (A100, H100, H200, B200): a placement
+// names slices 0..7. It bounds what a profile file may ask of the mock's placement state.
+const maxMemorySlices = 8
+
 func (p *Profile) validateMIG() error {
 	m := p.MIG
 	if m.MaxDevices < 1 {
@@ -300,6 +320,14 @@ func (p *Profile) validateMIG() error {
 		}
 		if mp.Instances < 1 || mp.MemoryMiB == 0 || mp.Multiprocessors == 0 || mp.PlacementSize == 0 || len(mp.Placements) == 0 {
 			return fmt.Errorf("%s: instances, memoryMiB, multiprocessors, placements and placementSize are required", field)
+		}
+		if mp.PlacementSize > maxMemorySlices {
+			return fmt.Errorf("%s.placementSize %d: want 1..%d (a MIG-capable GPU has %d memory slices)", field, mp.PlacementSize, maxMemorySlices, maxMemorySlices)
+		}
+		for j, start := range mp.Placements {
+			if start > maxMemorySlices-mp.PlacementSize {
+				return fmt.Errorf("%s.placements[%d] %d: an instance of %d slices must start at 0..%d", field, j, start, mp.PlacementSize, maxMemorySlices-mp.PlacementSize)
+			}
 		}
 		want := nvml.MigProfileName(sel, mp.Slices, mp.Slices, p.GPU.MemoryMiB*mib, mp.MemoryMiB)
 		if want != mp.Name {
