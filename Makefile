@@ -65,11 +65,12 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRD manifests.
 ##@ Test
 
 .PHONY: test
-test: verify lint test-chart test-unit test-e2e ## Everything CI runs: verify, lint, chart, unit + envtest suites, e2e on the simulated cluster.
+test: verify lint test-chart test-unit test-fuzz test-e2e ## Everything CI runs: verify, lint, chart, unit + envtest suites, brief fuzzing, e2e on the simulated cluster.
 
 .PHONY: verify
-verify: $(CONTROLLER_GEN) ## Fail when generated code, CRDs or go.mod files do not match their sources.
+verify: $(CONTROLLER_GEN) ## Fail when generated code, CRDs or go.mod files do not match their sources, or a Go file lacks the license header.
 	hack/verify-generated.sh
+	hack/verify-boilerplate.sh
 
 .PHONY: test-unit
 test-unit: testbins $(HELM) ## Unit tests and envtest suites of the product module (real kube-apiserver + etcd).
@@ -78,6 +79,21 @@ test-unit: testbins $(HELM) ## Unit tests and envtest suites of the product modu
 .PHONY: test-e2e
 test-e2e: testbins ## Ginkgo e2e suite against the embedded simulated cluster.
 	cd e2e && go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) -timeout 30m ./...
+
+# Fuzz targets (package:Target) over every decoder of input we do not write ourselves; `make test` runs each
+# for FUZZTIME, `make fuzz FUZZTIME=10m` for longer. A crash leaves its input under the package's
+# testdata/fuzz/, to commit with the fix.
+FUZZ_TARGETS := ./api/v1beta1:FuzzDecodeConfig ./internal/checkpoint:FuzzDecode ./internal/imex:FuzzParseConfig \
+	./internal/imex:FuzzParsePeerTable ./internal/imex:FuzzReadNodesFile ./internal/nvml/mock:FuzzParseProfile \
+	./internal/nvml/mock:FuzzParseFaults ./internal/hostroot:FuzzReaders
+FUZZTIME ?= 5s
+
+.PHONY: test-fuzz fuzz
+test-fuzz fuzz: ## Run every fuzz target for FUZZTIME (5s in make test).
+	@for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+	  go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/fuzz.$$$$.log 2>&1 || { cat /tmp/fuzz.$$$$.log; rm -f /tmp/fuzz.$$$$.log; exit 1; }; \
+	done; rm -f /tmp/fuzz.$$$$.log
 
 .PHONY: test-chart
 test-chart: $(HELM) ## helm lint and helm template of the chart with each documented values file (charts/*/ci); the schema refuses a bad value.
