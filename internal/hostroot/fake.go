@@ -67,7 +67,8 @@ type FakeSpec struct {
 	// (channel0..channel<N-1>); components may create more with
 	// CreateImexChannel.
 	ImexChannels int
-	// DriverVersion is written to /proc/driver/nvidia/version.
+	// DriverVersion is written to /proc/driver/nvidia/version and names the
+	// fake driver's user-space files (FakeDriverFiles).
 	DriverVersion string
 	// PCIBusIDs are the GPUs' bus IDs ("0000:1b:00.0"); each gets a sysfs
 	// device under its PCIe root (PCIeRoot) and the /sys/bus/pci/devices
@@ -129,6 +130,9 @@ func Fake(dir string, spec FakeSpec) (Root, error) {
 		if err := writeFile(r.Path(host), content); err != nil {
 			return Root{}, fmt.Errorf("fake host root: %w", err)
 		}
+	}
+	if err := FakeDriverFiles(dir, driver); err != nil {
+		return Root{}, fmt.Errorf("fake host root: %w", err)
 	}
 	if err := os.MkdirAll(r.Path(ImexChannelDir), 0o755); err != nil {
 		return Root{}, fmt.Errorf("fake host root: %w", err)
