@@ -23,6 +23,7 @@ import (
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
 )
 
 func charDevice(path string, major, minor int) *cdispec.DeviceNode {
@@ -35,12 +36,15 @@ func envName(device string) string {
 }
 
 // commonEdits are what every container with a device of the claim needs: the
-// control and UVM device nodes. NVIDIA_VISIBLE_DEVICES=void keeps the NVIDIA
-// runtime hook from adding devices of its own.
-func commonEdits(hd hostDevices) cdispec.ContainerEdits {
+// control and UVM device nodes and the driver's user-space files (libcuda,
+// libnvidia-ml, nvidia-smi, ... as read-only mounts, see driverroot).
+// NVIDIA_VISIBLE_DEVICES=void keeps the NVIDIA runtime hook from adding
+// devices of its own.
+func commonEdits(hd hostDevices, files driverroot.Files) cdispec.ContainerEdits {
 	edits := cdispec.ContainerEdits{
 		Env:         []string{"NVIDIA_VISIBLE_DEVICES=void"},
 		DeviceNodes: []*cdispec.DeviceNode{charDevice("/dev/nvidiactl", nvidiaMajor, controlMinor)},
+		Mounts:      files.Edits().Mounts,
 	}
 	if hd.uvmMajor != 0 {
 		edits.DeviceNodes = append(edits.DeviceNodes,

@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
 )
 
 func TestDeviceEdits(t *testing.T) {
@@ -72,6 +74,51 @@ func TestDeviceEdits(t *testing.T) {
 				t.Errorf("device nodes (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantEnv, got.Edits.Env); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCommonEdits(t *testing.T) {
+	files := driverroot.Files{
+		HostPath:  "/run/nvidia/driver",
+		Libraries: []driverroot.Library{{Path: "usr/lib64/libnvidia-ml.so.580.95.05", Links: []string{"libnvidia-ml.so.1"}}},
+		Binaries:  []string{"usr/bin/nvidia-smi"},
+	}
+	cases := map[string]struct {
+		hd         hostDevices
+		files      driverroot.Files
+		wantNodes  []string
+		wantMounts []string
+	}{
+		"without UVM and a driver: the control device only": {
+			wantNodes: []string{"/dev/nvidiactl"},
+		},
+		"with UVM and the driver's files: UVM nodes and a mount per file and name": {
+			hd:         hostDevices{uvmMajor: 510},
+			files:      files,
+			wantNodes:  []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"},
+			wantMounts: []string{"/usr/lib64/libnvidia-ml.so.580.95.05", "/usr/lib64/libnvidia-ml.so.1", "/usr/local/nvidia/lib64/libnvidia-ml.so.1", "/usr/bin/nvidia-smi"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := commonEdits(tc.hd, tc.files)
+			var nodes, mounts []string
+			for _, n := range got.DeviceNodes {
+				nodes = append(nodes, n.Path)
+			}
+			for _, m := range got.Mounts {
+				mounts = append(mounts, m.ContainerPath)
+			}
+			if diff := cmp.Diff(tc.wantNodes, nodes); diff != "" {
+				t.Errorf("device nodes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantMounts, mounts); diff != "" {
+				t.Errorf("mounts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"NVIDIA_VISIBLE_DEVICES=void"}, got.Env); diff != "" {
 				t.Errorf("env (-want +got):\n%s", diff)
 			}
 		})

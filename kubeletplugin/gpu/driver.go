@@ -29,6 +29,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
@@ -46,7 +47,17 @@ type Config struct {
 	PartitionableMIG bool
 	// HostRoot is where the host's /proc and /sys are visible.
 	HostRoot string
-	Health   HealthOptions
+	// DriverRoot is where the plugin sees the NVIDIA driver's root (its
+	// libraries and tools); "" is HostRoot.
+	DriverRoot string
+	// DriverRootHostPath is DriverRoot's path on the host, which the CDI
+	// mounts name; "" is DriverRoot (the plugin sees the host's paths).
+	DriverRootHostPath string
+	// RequireDriverFiles makes a driver root without a driver an error (real
+	// NVML); otherwise claims get no driver files (the mock on a node
+	// without a driver).
+	RequireDriverFiles bool
+	Health             HealthOptions
 	// StaleClaimInterval is how often claims whose ResourceClaim is gone are
 	// cleaned up. Default 1 minute.
 	StaleClaimInterval time.Duration
@@ -85,6 +96,7 @@ type Driver struct {
 	clock       clock.WithTicker
 	health      *healthMonitor
 	hostDevices hostDevices
+	driverFiles driverroot.Files
 	fatal       func(error)
 	pub         draplugin.Publisher
 	label       cliqueLabel
@@ -96,7 +108,7 @@ type Driver struct {
 var _ kubeletplugin.DRAPlugin = &Driver{}
 
 // NewDriver loads the checkpoint (discarding state of an earlier boot),
-// discovers the node's devices, removes MIG instances and CDI specs that no
+// discovers the node's devices and the driver's files, removes MIG instances and CDI specs that no
 // recorded claim owns, and returns a driver ready to publish and prepare.
 func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if cfg.StaleClaimInterval <= 0 {
@@ -122,6 +134,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 		return nil, err
 	}
 	if d.hostDevices, err = readHostDevices(hostroot.New(cfg.HostRoot)); err != nil {
+		return nil, err
+	}
+	if d.driverFiles, err = discoverDriverFiles(ctx, cfg); err != nil {
 		return nil, err
 	}
 	if d.state.inventory, err = DiscoverInventory(ctx, d.nvml, cfg.HostRoot); err != nil {

@@ -39,6 +39,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 )
@@ -60,12 +61,20 @@ type testNodeEnv struct {
 	checkpoint string
 	clock      *clocktesting.FakeClock
 	partition  bool
+	// driverFiles puts the mock's driver's user-space files in the host root.
+	driverFiles bool
 }
 
 type envOption func(*mock.Config, *testNodeEnv)
 
 func withDynamicMIG() envOption {
 	return func(c *mock.Config, e *testNodeEnv) { c.MIG = mock.MIGDynamic; e.partition = true }
+}
+
+// withDriverFiles installs a driver of the mock's version in the host root
+// (hostroot.FakeDriverFiles), so claims get its libraries and tools.
+func withDriverFiles() envOption {
+	return func(_ *mock.Config, e *testNodeEnv) { e.driverFiles = true }
 }
 
 func newTestNodeEnv(t testing.TB, profile string, opts ...envOption) *testNodeEnv {
@@ -86,6 +95,15 @@ func newTestNodeEnv(t testing.TB, profile string, opts ...envOption) *testNodeEn
 	}
 	e.lib = lib
 	writeHostProc(t, e.hostRoot)
+	if e.driverFiles {
+		version, r := lib.SystemGetDriverVersion()
+		if r != nvml.SUCCESS {
+			t.Fatalf("mock driver version: %v", r)
+		}
+		if err := hostroot.FakeDriverFiles(e.hostRoot, version); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return e
 }
 

@@ -134,7 +134,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	}
 	d.crash.At("devices-applied")
 
-	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(d.hostDevices)}
+	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(d.hostDevices, d.driverFiles)}
 	for _, p := range devices {
 		dev, err := deviceEdits(d.hostDevices, p)
 		if err != nil {
