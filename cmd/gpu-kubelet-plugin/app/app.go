@@ -30,6 +30,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
 
@@ -107,6 +108,10 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 	registry := prometheus.NewRegistry()
 	driver, err := gpu.NewDriver(ctx, gpu.Config{
 		DriverName: o.DriverName, NodeName: o.NodeName, PartitionableMIG: o.partitionableMIG, HostRoot: o.HostRoot,
+		DriverRoot: o.driverRoot, DriverRootHostPath: o.driverRootHostPath,
+		// The mock may run where no driver is installed (kind); real NVML
+		// means a driver whose files the containers need.
+		RequireDriverFiles: o.NVML.Mode == backend.ModeReal,
 	}, gpu.Deps{
 		NVML:       lib,
 		CDI:        writer,

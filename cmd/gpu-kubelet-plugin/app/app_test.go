@@ -22,6 +22,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +54,8 @@ func TestParseRejects(t *testing.T) {
 		"a stray argument names the subcommand": {args: []string{"--node-name=n", "extra"}, wantErr: `unexpected arguments ["extra"]: the only subcommands are inspect`},
 		"--compare-profile is inspect's only":   {args: []string{"--node-name=n", "--compare-profile=hgx-h100-8"}, wantErr: "unknown flag: --compare-profile"},
 		"inspect checks the shared flags too":   {args: []string{"inspect", "--node-name=n", "--nvml=fake"}, wantErr: "allowed: real, mock"},
+		"a relative driver root":                {args: []string{"--node-name=n", "--driver-root=driver-root"}, wantErr: `--driver-root "driver-root": must be an absolute path`},
+		"a relative driver root host path":      {args: []string{"--node-name=n", "--driver-root-host-path=run/nvidia/driver"}, wantErr: `--driver-root-host-path "run/nvidia/driver": must be an absolute path`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -175,6 +178,12 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	if !strings.Contains(strings.Join(view.DeviceNodes, " "), "/dev/nvidia2") {
 		t.Errorf("container devices %v lack /dev/nvidia2", view.DeviceNodes)
 	}
+	// The driver root defaults to the host root, whose fake driver is there.
+	for _, want := range []string{"/usr/bin/nvidia-smi", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"} {
+		if !slices.Contains(view.Mounts, want) {
+			t.Errorf("container mounts %v lack %s", view.Mounts, want)
+		}
+	}
 
 	kubelettest.Eventually(t, "the node clique label", func() bool {
 		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
@@ -188,4 +197,35 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	}
 	cancel()
 	kubelettest.Returned(t, done)
+}
+
+func TestDriverRootDefaults(t *testing.T) {
+	cases := map[string]struct {
+		args                   []string
+		wantRoot, wantHostPath string
+	}{
+		"on the host, the driver root is the host root": {
+			args:     []string{"--node-name=n"},
+			wantRoot: "/", wantHostPath: "/",
+		},
+		"the driver root follows --host-root and names itself": {
+			args:     []string{"--node-name=n", "--host-root=/sim/node-a"},
+			wantRoot: "/sim/node-a", wantHostPath: "/sim/node-a",
+		},
+		"the chart's mount of a driver container's root": {
+			args:     []string{"--node-name=n", "--host-root=/host", "--driver-root=/driver-root", "--driver-root-host-path=/run/nvidia/driver"},
+			wantRoot: "/driver-root", wantHostPath: "/run/nvidia/driver",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o, err := parse(tc.args, noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.driverRoot != tc.wantRoot || o.driverRootHostPath != tc.wantHostPath {
+				t.Errorf("driver root %q on host path %q, want %q on %q", o.driverRoot, o.driverRootHostPath, tc.wantRoot, tc.wantHostPath)
+			}
+		})
+	}
 }

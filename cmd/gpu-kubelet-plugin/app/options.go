@@ -20,6 +20,9 @@ limitations under the License.
 package app
 
 import (
+	"fmt"
+	"path/filepath"
+
 	"github.com/spf13/pflag"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
@@ -30,7 +33,10 @@ import (
 type options struct {
 	draplugin.Flags
 	partitionableMIG bool
-	compareProfile   string
+	// driverRoot and driverRootHostPath are set to their defaults by parse.
+	driverRoot         string
+	driverRootHostPath string
+	compareProfile     string
 	// inspect is the dry-run subcommand.
 	inspect bool
 }
@@ -48,6 +54,8 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	}
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.BoolVar(&o.partitionableMIG, "partitionable-mig", false, "Publish MIG-enabled GPUs as shared counters and every profile/placement, and create MIG instances on prepare (KEP-4815).")
+	fs.StringVar(&o.driverRoot, "driver-root", "", "Directory where the NVIDIA driver's root (its libraries and tools, mounted into GPU containers) is visible; empty: --host-root.")
+	fs.StringVar(&o.driverRootHostPath, "driver-root-host-path", "", "Path of the driver root on the host, which the CDI mounts name (/ for a driver installed on the host, /run/nvidia/driver for the GPU Operator's); empty: --driver-root.")
 	if o.inspect {
 		fs.StringVar(&o.compareProfile, "compare-profile", "", "Also build a mock node of this profile and list where its devices differ from this node's (run on a real GPU node to check a profile).")
 	}
@@ -60,6 +68,20 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if o.driverRoot == "" {
+		o.driverRoot = o.HostRoot
+	}
+	if o.driverRootHostPath == "" {
+		o.driverRootHostPath = o.driverRoot
+	}
+	for _, dir := range []struct{ flag, path string }{
+		{"--driver-root", o.driverRoot},
+		{"--driver-root-host-path", o.driverRootHostPath},
+	} {
+		if !filepath.IsAbs(dir.path) {
+			return nil, fmt.Errorf("%s %q: must be an absolute path", dir.flag, dir.path)
+		}
 	}
 	return o, nil
 }
