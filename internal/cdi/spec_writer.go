@@ -78,7 +78,7 @@ type Device struct {
 type ClaimSpec struct {
 	ClaimUID string
 	// Common edits apply to every container that gets any device of the claim
-	// (control device nodes, claim-wide environment).
+	// (control device nodes, claim-wide environment, the driver's files).
 	Common  cdispec.ContainerEdits
 	Devices []Device
 }

@@ -19,10 +19,16 @@ package nodeagent
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 )
 
 const testSpec = `{
@@ -98,5 +104,43 @@ func TestResolveCDI(t *testing.T) {
 				t.Errorf("ResolveCDI() mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The GPU plugin of a simulated node mounts the fake driver of the node's
+// host root; the container view carries those mounts with their real host
+// paths and NVIDIA's read-only options.
+func TestResolveCDICarriesTheDriversFiles(t *testing.T) {
+	root, cdiDir := t.TempDir(), t.TempDir()
+	host, err := hostroot.Fake(root, hostroot.FakeSpec{NodeName: "n1", GPUs: 1, DriverVersion: "580.95.05"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := driverroot.Discover(driverroot.Options{HostRoot: host, Root: root, HostPath: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cdi.NewWriter(cdiDir, "gpu.nvidia.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := w.Write(cdi.ClaimSpec{ClaimUID: "uid1", Common: files.Edits(), Devices: []cdi.Device{{Name: "gpu-0", Edits: cdispec.ContainerEdits{Env: []string{"NVIDIA_DRA_DEVICE_GPU_0=GPU-0"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ResolveCDI(cdiDir, []string{ids["gpu-0"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []string{"ro", "nosuid", "nodev", "rbind", "rprivate"}
+	libcuda := filepath.Join(root, "usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05")
+	for _, want := range []Mount{
+		{ContainerPath: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", HostPath: libcuda, Options: opts},
+		{ContainerPath: "/usr/local/nvidia/lib64/libcuda.so.1", HostPath: libcuda, Options: opts},
+		{ContainerPath: "/usr/bin/nvidia-smi", HostPath: filepath.Join(root, "usr/bin/nvidia-smi"), Options: opts},
+	} {
+		if !slices.ContainsFunc(got.Mounts, func(m Mount) bool { return cmp.Equal(m, want) }) {
+			t.Errorf("mounts lack %+v:\n%+v", want, got.Mounts)
+		}
 	}
 }
