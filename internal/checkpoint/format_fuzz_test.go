@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // FuzzDecode feeds decode payloads wrapped in an envelope whose checksum is computed here, so that the fuzzer
@@ -62,7 +63,8 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("decode of an encoded checkpoint: %v", err)
 		}
-		if diff := cmp.Diff(cp, back); diff != "" {
+		// An empty device list and none mean the same; JSON keeps only the first.
+		if diff := cmp.Diff(cp, back, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("round trip (-decoded +again):\n%s", diff)
 		}
 	})
