@@ -20,13 +20,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
 func claimOfClass(name, ns, class string) *resourcev1.ResourceClaim {
@@ -41,30 +38,10 @@ func claimOfClass(name, ns, class string) *resourcev1.ResourceClaim {
 // TestDaemonClaimPolicy: a tenant's claim or template of the daemon device class is refused at admission with
 // the rule and the way out; the operator namespace may have them; other classes are not affected.
 func TestDaemonClaimPolicy(t *testing.T) {
-	env, err := envtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	env, ctx := installPolicies(t, []string{policyNamespace, "team-a"}, "templates/daemon-claim-policy.yaml")
 	kube, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, ns := range []string{policyNamespace, "team-a"} {
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	objs := renderChart(t, policyNamespace, "--show-only", "templates/daemon-claim-policy.yaml")
-	if len(byKind(objs, "ValidatingAdmissionPolicy")) != 1 {
-		t.Fatalf("the chart renders no daemon-claim policy with its default values")
-	}
-	for _, o := range objs {
-		if err := env.Client.Create(ctx, o); err != nil {
-			t.Fatalf("create %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
 	}
 	const daemonClass, msg = "compute-domain-daemon.nvidia.com", "is reserved for the operator's IMEX daemons in namespace " + policyNamespace
 	var lastErr error

@@ -16,6 +16,7 @@ package charts
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,9 +24,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
 // chartDir is the chart, relative to this package.
@@ -94,4 +100,37 @@ func byKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unst
 		}
 	}
 	return out
+}
+
+// installPolicies starts a real kube-apiserver (stopped at the end of the test), creates the namespaces, and
+// installs the chart's templates rendered with the default values; the templates must render a
+// ValidatingAdmissionPolicy. The returned context ends with the test's time budget.
+func installPolicies(t *testing.T, namespaces []string, templates ...string) (*envtest.Env, context.Context) {
+	t.Helper()
+	env, err := envtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	for _, ns := range namespaces {
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var args []string
+	for _, tmpl := range templates {
+		args = append(args, "--show-only", tmpl)
+	}
+	objs := renderChart(t, policyNamespace, args...)
+	if len(byKind(objs, "ValidatingAdmissionPolicy")) == 0 {
+		t.Fatalf("the chart renders no ValidatingAdmissionPolicy from %v with its default values", templates)
+	}
+	for _, o := range objs {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatalf("create %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return env, ctx
 }

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -28,7 +27,6 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
-	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
 // daemonUser is the IMEX daemons' service account as the chart names it.
@@ -47,27 +45,7 @@ func member(node, domainUID string) *v1beta1.ComputeDomainMember {
 // TestMemberRecordPolicy installs the chart's daemon RBAC and member-record policy into a real apiserver and
 // acts as the IMEX daemon on node A: node A's records may be written, node B's may not, in any domain.
 func TestMemberRecordPolicy(t *testing.T) {
-	env, err := envtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNamespace}}); err != nil {
-		t.Fatal(err)
-	}
-	objs := renderChart(t, policyNamespace,
-		"--show-only", "templates/compute-domain-daemon-rbac.yaml",
-		"--show-only", "templates/member-record-policy.yaml")
-	if len(byKind(objs, "ValidatingAdmissionPolicy")) != 1 {
-		t.Fatalf("the chart renders no member-record policy with its default values")
-	}
-	for _, o := range objs {
-		if err := env.Client.Create(ctx, o); err != nil {
-			t.Fatalf("create %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
-	}
+	env, ctx := installPolicies(t, []string{policyNamespace}, "templates/compute-domain-daemon-rbac.yaml", "templates/member-record-policy.yaml")
 	scheme, err := kubescheme.New()
 	if err != nil {
 		t.Fatal(err)

@@ -29,8 +29,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-
-	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
 const (
@@ -95,31 +93,10 @@ func wantDenied(t *testing.T, what string, err error, msg string) {
 // TestNodeScopedSlicePolicy installs the chart's plugin RBAC and admission policy into a real apiserver and acts
 // as node A's kubelet plugin: node A's slices and clique label may be written, node B's may not.
 func TestNodeScopedSlicePolicy(t *testing.T) {
-	env, err := envtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	env, ctx := installPolicies(t, []string{policyNamespace}, "templates/kubelet-plugin-rbac.yaml", "templates/node-scoped-slice-policy.yaml")
 	admin, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
-	}
-
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: policyNamespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	objs := renderChart(t, policyNamespace,
-		"--show-only", "templates/kubelet-plugin-rbac.yaml",
-		"--show-only", "templates/node-scoped-slice-policy.yaml")
-	if len(byKind(objs, "ValidatingAdmissionPolicy")) != 1 || len(byKind(objs, "ValidatingAdmissionPolicyBinding")) != 1 {
-		t.Fatalf("the chart renders no policy and binding with its default values")
-	}
-	for _, o := range objs {
-		if err := env.Client.Create(ctx, o); err != nil {
-			t.Fatalf("create %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
 	}
 	for _, n := range []string{"node-a", "node-b"} {
 		if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"zone": "z1"}}}, metav1.CreateOptions{}); err != nil {

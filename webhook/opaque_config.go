@@ -64,11 +64,7 @@ func ValidateClaimSpec(spec *resourcev1.ResourceClaimSpec, drivers Drivers, fldP
 			allErrs = append(allErrs, field.Invalid(path, string(c.Opaque.Parameters.Raw), err.Error()))
 			continue
 		}
-		kind := cfg.GetObjectKind().GroupVersionKind().Kind
-		if kind == "" {
-			// DecodeConfig checked the kind; typed objects do not carry it back.
-			kind = kindOf(cfg)
-		}
+		kind := apiv1beta1.ConfigKind(cfg)
 		if !slices.Contains(kinds, kind) {
 			allErrs = append(allErrs, field.Invalid(path.Child("kind"), kind,
 				fmt.Sprintf("driver %s takes %v", c.Opaque.Driver, kinds)))
@@ -80,19 +76,4 @@ func ValidateClaimSpec(spec *resourcev1.ResourceClaimSpec, drivers Drivers, fldP
 		}
 	}
 	return allErrs
-}
-
-// kindOf is the kind of a decoded config.
-func kindOf(cfg apiv1beta1.DeviceConfig) string {
-	switch cfg.(type) {
-	case *apiv1beta1.GpuConfig:
-		return apiv1beta1.GpuConfigKind
-	case *apiv1beta1.MigDeviceConfig:
-		return apiv1beta1.MigDeviceConfigKind
-	case *apiv1beta1.ComputeDomainChannelConfig:
-		return apiv1beta1.ComputeDomainChannelConfigKind
-	case *apiv1beta1.ComputeDomainDaemonConfig:
-		return apiv1beta1.ComputeDomainDaemonConfigKind
-	}
-	return fmt.Sprintf("%T", cfg)
 }

@@ -56,7 +56,7 @@ func FuzzDecodeConfig(f *testing.F) {
 		if err := json.Unmarshal(out, &m); err != nil {
 			t.Fatal(err)
 		}
-		m["apiVersion"], m["kind"] = GroupVersion.String(), kindOfConfig(cfg)
+		m["apiVersion"], m["kind"] = GroupVersion.String(), ConfigKind(cfg)
 		out, _ = json.Marshal(m)
 		again, err := DecodeConfig(out)
 		if err != nil {
@@ -67,19 +67,6 @@ func FuzzDecodeConfig(f *testing.F) {
 			t.Fatalf("a valid config is invalid after a round trip: %v\n%s", err, out)
 		}
 	})
-}
-
-func kindOfConfig(cfg DeviceConfig) string {
-	switch cfg.(type) {
-	case *GpuConfig:
-		return GpuConfigKind
-	case *MigDeviceConfig:
-		return MigDeviceConfigKind
-	case *ComputeDomainChannelConfig:
-		return ComputeDomainChannelConfigKind
-	default:
-		return ComputeDomainDaemonConfigKind
-	}
 }
 
 // exerciseMPSLimits computes the MPS memory limits of a valid config for a two-GPU claim.

@@ -42,7 +42,7 @@ func CheckConfigAppliesTo(cfg DeviceConfig, deviceType string) error {
 		return fmt.Errorf("device type %q: supported values: %q, %q, %q, %q",
 			deviceType, DeviceTypeGpu, DeviceTypeMig, DeviceTypeChannel, DeviceTypeDaemon)
 	}
-	got := configKind(cfg)
+	got := ConfigKind(cfg)
 	if got != want {
 		return fmt.Errorf("a %s cannot configure a %s device; use a %s", got, deviceType, want)
 	}
@@ -62,7 +62,8 @@ func DefaultConfig(deviceType string) (DeviceConfig, bool) {
 	}
 }
 
-func configKind(cfg DeviceConfig) string {
+// ConfigKind is the kind of a decoded opaque config.
+func ConfigKind(cfg DeviceConfig) string {
 	switch cfg.(type) {
 	case *GpuConfig:
 		return GpuConfigKind
