@@ -92,7 +92,11 @@ FUZZTIME ?= 5s
 test-fuzz fuzz: ## Run every fuzz target for FUZZTIME (5s in make test).
 	@for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
-	  go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/fuzz.$$$$.log 2>&1 || { cat /tmp/fuzz.$$$$.log; rm -f /tmp/fuzz.$$$$.log; exit 1; }; \
+	  if ! go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/fuzz.$$$$.log 2>&1; then \
+	    if grep -q 'Failing input written' /tmp/fuzz.$$$$.log || ! grep -q 'context deadline exceeded' /tmp/fuzz.$$$$.log; then \
+	      cat /tmp/fuzz.$$$$.log; rm -f /tmp/fuzz.$$$$.log; exit 1; fi; \
+	    echo "  (the fuzz engine missed its own deadline with a busy worker; no failing input: not a finding)"; \
+	  fi; \
 	done; rm -f /tmp/fuzz.$$$$.log
 
 .PHONY: test-chart

@@ -40,8 +40,8 @@ func FuzzReaders(f *testing.F) {
 		"gpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\n", "DeviceFileMinor: 1\nDeviceFileMode: 256\n", "c0ffee00-0000-4000-8000-000000000000\n")
 	f.Add("Character devices:\n99999999999 nvidia-caps-imex-channels\n", "gpu0/gi1/access x\n", "DeviceFileMinor: -1\n", "")
 	f.Add("nvidia-caps-imex-channels\n", "\n\n", "", "\n")
+	dir := f.TempDir() // one root, rewritten by every input: a directory per input would dominate the run
 	f.Fuzz(func(t *testing.T, devices, migMinors, capability, bootID string) {
-		dir := t.TempDir()
 		writeHostFile(t, dir, ProcDevices, devices)
 		writeHostFile(t, dir, MIGMinorsFile, migMinors)
 		writeHostFile(t, dir, CapabilitiesDir+"/mig/config", capability)
