@@ -48,6 +48,13 @@ var _ = Describe("A pod with a GPU claim", func() {
 		Expect(uuid).NotTo(BeEmpty())
 		Expect(edits["ctr"].Env).To(ContainElement(HaveSuffix("="+uuid)), "an env variable names the allocated GPU")
 		Expect(edits["ctr"].DeviceNodes).NotTo(BeEmpty())
+		By("the container gets the node's driver files read-only: libcuda, libnvidia-ml and nvidia-smi")
+		var mounted []string
+		for _, m := range edits["ctr"].Mounts {
+			Expect(m.Options).To(ContainElement("ro"), "driver file %s is mounted writable", m.ContainerPath)
+			mounted = append(mounted, m.ContainerPath)
+		}
+		Expect(mounted).To(ContainElements(HaveSuffix("/libcuda.so.1"), HaveSuffix("/libnvidia-ml.so.1"), HaveSuffix("/nvidia-smi")))
 	})
 
 	It("unprepares its claim when deleted: the node keeps no CDI spec or checkpoint entry for it", func(ctx SpecContext) {
