@@ -146,6 +146,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if err := d.removeOrphanCDISpecs(ctx); err != nil {
 		return nil, err
 	}
+	if err := d.resetUnheldComputeModes(ctx); err != nil {
+		return nil, err
+	}
 	d.updateDeviceMetrics()
 	return d, nil
 }

@@ -115,3 +115,29 @@ func TestASharingChangeInterruptedByACrashIsUndone(t *testing.T) {
 		})
 	}
 }
+
+// TestStartResetsExclusiveProcessModeNoClaimHolds: a GPU left in exclusive-process mode with no recorded claim
+// (an earlier boot's checkpoint was discarded, or an operator set it by hand) is back to default when the
+// plugin starts; a GPU an MPS claim holds keeps its mode across the restart.
+func TestStartResetsExclusiveProcessModeNoClaimHolds(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	mps := makeClaim("mps", "uid-mps").device("gpu", "gpu-2").config(resourceapi.AllocationConfigSourceClaim,
+		`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`).obj()
+	if _, err := prepareOne(t, d, mps); err != nil {
+		t.Fatal(err)
+	}
+	stray, _ := e.lib.DeviceGetHandleByIndex(5)
+	if r := stray.SetComputeMode(3); r != 0 { // COMPUTEMODE_EXCLUSIVE_PROCESS, set behind the plugin's back
+		t.Fatalf("set compute mode: %v", r)
+	}
+
+	e.mustDriver() // restarted on the same boot
+	if mode, _ := stray.GetComputeMode(); mode != 0 {
+		t.Errorf("GPU 5, which no claim holds, is still in compute mode %v after the start, want default", mode)
+	}
+	held, _ := e.lib.DeviceGetHandleByIndex(2)
+	if mode, _ := held.GetComputeMode(); mode != 3 {
+		t.Errorf("GPU 2, held by an MPS claim, is in compute mode %v after the start, want exclusive process", mode)
+	}
+}

@@ -16,9 +16,13 @@ package gpu
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"k8s.io/klog/v2"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
 // removeUnknownMigInstances destroys, on every partitionable GPU, the MIG
@@ -85,4 +89,42 @@ func (d *Driver) removeOrphanCDISpecs(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// resetUnheldComputeModes puts every full GPU that no recorded claim set to exclusive-process mode (MPS) back
+// to the default compute mode. Prepare records that change before it makes it and unprepare undoes it, so
+// this only finds a GPU that an earlier boot's plugin, whose checkpoint was discarded, or someone by hand left
+// in that mode: the next tenant of the GPU would otherwise get one process at a time. The time slice has no
+// NVML getter to check against; it is reset by unprepare only.
+func (d *Driver) resetUnheldComputeModes(ctx context.Context) error {
+	held := map[string]bool{}
+	for _, cs := range d.state.ledger.Claims() {
+		for _, dev := range cs.Devices {
+			var data deviceData
+			if json.Unmarshal(dev.Data, &data) == nil && data.ExclusiveProcess {
+				held[data.UUID] = true
+			}
+		}
+	}
+	var errs []error
+	for _, g := range d.state.inventory.GPUs {
+		if g.MigEnabled || held[g.UUID] {
+			continue
+		}
+		dev, err := d.deviceByUUID(g.UUID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		mode, r := dev.GetComputeMode()
+		if r != nvml.SUCCESS || mode != nvml.COMPUTEMODE_EXCLUSIVE_PROCESS {
+			continue
+		}
+		if err := nvmlErr(d.nvml, "reset compute mode of a GPU no claim holds", dev.SetComputeMode(nvml.COMPUTEMODE_DEFAULT)); err != nil {
+			errs = append(errs, fmt.Errorf("gpu %s: %w", g.UUID, err))
+			continue
+		}
+		klog.FromContext(ctx).Info("Reset the compute mode of a GPU no claim holds to default", "gpu", g.UUID)
+	}
+	return errors.Join(errs...)
 }
