@@ -31,8 +31,11 @@ type apiServer struct {
 	tearDown func()
 }
 
+// ResourceBetaVersions are the older resource.k8s.io versions a 1.37 apiserver can still serve.
+var ResourceBetaVersions = []string{"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2"}
+
 // apiServerFlags are the kube-apiserver flags of the simulated cluster.
-func apiServerFlags(gates map[string]bool) []string {
+func apiServerFlags(gates map[string]bool, resourceBetas bool) []string {
 	flags := []string{
 		"--endpoint-reconciler-type=none",
 		// No ServiceAccount controller/token issuing in the simulation.
@@ -41,8 +44,17 @@ func apiServerFlags(gates map[string]bool) []string {
 	if len(gates) > 0 {
 		flags = append(flags, "--feature-gates="+formatGates(gates))
 	}
+	var runtimeConfig []string
 	if gates["GenericWorkload"] {
-		flags = append(flags, "--runtime-config=scheduling.k8s.io/v1beta1=true")
+		runtimeConfig = append(runtimeConfig, "scheduling.k8s.io/v1beta1=true")
+	}
+	if resourceBetas {
+		for _, v := range ResourceBetaVersions {
+			runtimeConfig = append(runtimeConfig, v+"=true")
+		}
+	}
+	if len(runtimeConfig) > 0 {
+		flags = append(flags, "--runtime-config="+strings.Join(runtimeConfig, ","))
 	}
 	return flags
 }
@@ -63,13 +75,13 @@ func formatGates(gates map[string]bool) string {
 // startAPIServer starts kube-apiserver on a free localhost port against the
 // given etcd. It also sets the process-global feature gates, which the
 // scheduler and the controller manager read when they are created.
-func startAPIServer(tb *componentTB, etcd *embeddedEtcd, gates map[string]bool) (*apiServer, error) {
+func startAPIServer(tb *componentTB, etcd *embeddedEtcd, gates map[string]bool, resourceBetas bool) (*apiServer, error) {
 	opts := kubeapiservertesting.NewDefaultTestServerOptions()
 	opts.DisableInvariantChecks = true
 	var server kubeapiservertesting.TestServer
 	err := runGuarded(tb, func() error {
 		var err error
-		server, err = kubeapiservertesting.StartTestServer(tb, opts, apiServerFlags(gates), etcd.Storage)
+		server, err = kubeapiservertesting.StartTestServer(tb, opts, apiServerFlags(gates, resourceBetas), etcd.Storage)
 		return err
 	})
 	if err != nil {

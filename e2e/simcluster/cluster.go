@@ -46,6 +46,10 @@ type Config struct {
 	Topology topology.Topology
 	// DisableWorkloadAPI turns the WorkloadGates off (and scheduling.k8s.io/v1beta1).
 	DisableWorkloadAPI bool
+	// DisableResourceBetaAPIs stops serving resource.k8s.io/v1beta1 and v1beta2, which a 1.37 apiserver still
+	// has but serves only when a cluster enables them; the simulated cluster enables them, so that older
+	// manifests apply as they do on such clusters.
+	DisableResourceBetaAPIs bool
 	// FeatureGates override individual gates after WorkloadGates.
 	FeatureGates map[string]bool
 	// Dir holds etcd data, the kubeconfig and every node's host root
@@ -197,7 +201,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	phase("etcd", t)
 
 	t = time.Now()
-	if c.api, err = startAPIServer(c.tb, c.etcd, cfg.gates()); err != nil {
+	if c.api, err = startAPIServer(c.tb, c.etcd, cfg.gates(), !cfg.DisableResourceBetaAPIs); err != nil {
 		return nil, err
 	}
 	if c.client, err = kubernetes.NewForConfig(c.api.Config); err != nil {

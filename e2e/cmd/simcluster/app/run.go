@@ -73,6 +73,7 @@ type clusterFlags struct {
 	nodesPerRack  int
 	extra         string
 	workloadAPI   bool
+	resourceBetas bool
 	dir           string
 	gracePeriod   time.Duration
 	runDuration   time.Duration
@@ -87,6 +88,7 @@ func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra
 	fs.IntVar(&f.racks, "racks", racks, "number of racks (one NVLink clique each)")
 	fs.IntVar(&f.nodesPerRack, "nodes-per-rack", nodesPerRack, "nodes per rack (at most 18 for NVL72)")
 	fs.StringVar(&f.extra, "extra", extra, "extra nodes outside the racks, <profile>:<count>[,...]")
+	fs.BoolVar(&f.resourceBetas, "resource-beta-apis", true, "also serve "+strings.Join(simcluster.ResourceBetaVersions, " and ")+", as clusters that enable them do, so older manifests apply")
 	fs.BoolVar(&f.workloadAPI, "workload-api", true, "turn on the gates "+strings.Join(simcluster.WorkloadGates, ", ")+" and scheduling.k8s.io/v1beta1")
 	fs.StringVar(&f.dir, "dir", "", "directory for etcd data and node host roots (default: a temporary directory, removed on exit)")
 	fs.DurationVar(&f.gracePeriod, "node-monitor-grace-period", 20*time.Second, "node lifecycle controller grace period before a silent node becomes NotReady")
@@ -112,14 +114,15 @@ func (f *clusterFlags) config() (simcluster.Config, error) {
 		return simcluster.Config{}, fmt.Errorf("--dra-driver %q: allowed values are gpu-plugin, test-driver", f.draDriver)
 	}
 	return simcluster.Config{
-		NodeComponents:         components,
-		ComputeDomains:         f.cds,
-		Topology:               topology.Topology{Profile: f.profile, Racks: f.racks, NodesPerRack: f.nodesPerRack, Extra: extra},
-		DisableWorkloadAPI:     !f.workloadAPI,
-		Dir:                    f.dir,
-		NodeMonitorGracePeriod: f.gracePeriod,
-		RunDuration:            f.runDuration,
-		StartParallelism:       f.startParallel,
+		NodeComponents:          components,
+		ComputeDomains:          f.cds,
+		Topology:                topology.Topology{Profile: f.profile, Racks: f.racks, NodesPerRack: f.nodesPerRack, Extra: extra},
+		DisableWorkloadAPI:      !f.workloadAPI,
+		DisableResourceBetaAPIs: !f.resourceBetas,
+		Dir:                     f.dir,
+		NodeMonitorGracePeriod:  f.gracePeriod,
+		RunDuration:             f.runDuration,
+		StartParallelism:        f.startParallel,
 	}, nil
 }
 
