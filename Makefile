@@ -38,6 +38,12 @@ GO_TEST_FLAGS ?=
 # envtest (controller-runtime) starts kube-apiserver and etcd from here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
+# The e2e module links Helm's SDK, which links Go's plugin package; the Go linker then asks for immediate
+# binding (-z now), and go-nvml's NVML symbols, resolved only when the driver is loaded, fail the binary at
+# start ("undefined symbol: nvml..."). Lazy binding, as NVIDIA recommends for go-nvml, for every binary of
+# the e2e module (go build and go test alike).
+E2E_GOFLAGS := $(GOFLAGS) -ldflags=-extldflags=-Wl,-z,lazy
+
 PRODUCT_BINARIES := $(patsubst cmd/%/main.go,%,$(wildcard cmd/*/main.go))
 
 ##@ General
@@ -78,7 +84,7 @@ test-unit: testbins $(HELM) ## Unit tests and envtest suites of the product modu
 
 .PHONY: test-e2e
 test-e2e: testbins ## Ginkgo e2e suite against the embedded simulated cluster.
-	cd e2e && go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) -timeout 30m ./...
+	cd e2e && GOFLAGS="$(E2E_GOFLAGS)" go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) -timeout 30m ./...
 
 # Fuzz targets (package:Target) over every decoder of input we do not write ourselves; `make test` runs each
 # for FUZZTIME, `make fuzz FUZZTIME=10m` for longer. A crash leaves its input under the package's
@@ -113,7 +119,7 @@ test-chart: $(HELM) ## helm lint and helm template of the chart with each docume
 .PHONY: test-e2e-kind
 test-e2e-kind: $(KIND) ## The same e2e suite against the kind cluster of make kind-up (or KUBECONFIG=... of another cluster with the chart installed).
 	@kubeconfig="$(KUBECONFIG)"; if [ -z "$$kubeconfig" ]; then kubeconfig=$(BIN)/kind.kubeconfig; $(KIND) get kubeconfig --name $(KIND_CLUSTER) > $$kubeconfig; fi; \
-	  cd e2e && E2E_KUBECONFIG=$$kubeconfig go test -p 1 -timeout 60m ./suite/...
+	  cd e2e && E2E_KUBECONFIG=$$kubeconfig GOFLAGS="$(E2E_GOFLAGS)" go test -p 1 -timeout 60m ./suite/...
 
 .PHONY: kind-up
 kind-up: $(KIND) $(HELM) image ## A kind cluster (hack/kind-config.yaml) with the image loaded and the chart installed (mock NVML).
@@ -147,7 +153,7 @@ up: $(BIN)/simcluster ## A simulated multi-rack GB200 cluster until Ctrl-C; kube
 
 .PHONY: $(BIN)/simcluster
 $(BIN)/simcluster:
-	cd e2e && go build -o $(BIN)/simcluster ./cmd/simcluster
+	cd e2e && GOFLAGS="$(E2E_GOFLAGS)" go build -o $(BIN)/simcluster ./cmd/simcluster
 
 ##@ Tools (pinned, installed into bin/)
 

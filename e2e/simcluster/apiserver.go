@@ -15,12 +15,17 @@
 package simcluster
 
 import (
+	"crypto/tls"
+	"encoding/pem"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
 	"k8s.io/client-go/rest"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
+
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 )
 
 // apiServer is kube-apiserver running in this process.
@@ -28,7 +33,9 @@ type apiServer struct {
 	tb       *componentTB
 	server   kubeapiservertesting.TestServer
 	Config   *rest.Config
-	tearDown func()
+	// podAccess is how pods reach it (the kubernetes Service's address and CA).
+	podAccess nodeagent.APIServer
+	tearDown  func()
 }
 
 // ResourceBetaVersions are the older resource.k8s.io versions a 1.37 apiserver can still serve.
@@ -40,6 +47,9 @@ func apiServerFlags(gates map[string]bool, resourceBetas bool) []string {
 		"--endpoint-reconciler-type=none",
 		// No ServiceAccount controller/token issuing in the simulation.
 		"--disable-admission-plugins=ServiceAccount",
+		// As every cluster that runs a kubelet plugin (kubeadm and kind set it):
+		// the chart's plugin containers are privileged.
+		"--allow-privileged=true",
 	}
 	if len(gates) > 0 {
 		flags = append(flags, "--feature-gates="+formatGates(gates))
@@ -89,7 +99,16 @@ func startAPIServer(tb *componentTB, etcd *embeddedEtcd, gates map[string]bool, 
 	}
 	cfg := rest.CopyConfig(server.ClientConfig)
 	cfg.QPS, cfg.Burst = 500, 1000
-	return &apiServer{tb: tb, server: server, Config: cfg, tearDown: server.TearDownFn}, nil
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver address %q: %w", cfg.Host, err)
+	}
+	ca, err := servingCertificates(u.Host)
+	if err != nil {
+		return nil, err
+	}
+	access := nodeagent.APIServer{Host: u.Hostname(), Port: u.Port(), CAData: ca}
+	return &apiServer{tb: tb, server: server, Config: cfg, podAccess: access, tearDown: server.TearDownFn}, nil
 }
 
 // Stop shuts kube-apiserver down and waits for it.
@@ -98,4 +117,21 @@ func (a *apiServer) Stop() {
 		a.tearDown()
 		a.tearDown = nil
 	}
+}
+
+// servingCertificates are the certificates the API server presents on its
+// secure port, PEM-encoded: the ca.crt of its pods' service account mounts.
+// (The admin configuration trusts the loopback certificate, which is valid
+// for a name pods do not use.)
+func servingCertificates(address string) ([]byte, error) {
+	conn, err := tls.Dial("tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // reads the certificates to trust them
+	if err != nil {
+		return nil, fmt.Errorf("read kube-apiserver serving certificate: %w", err)
+	}
+	defer func() { _ = conn.Close() }()
+	var out []byte
+	for _, cert := range conn.ConnectionState().PeerCertificates {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})...)
+	}
+	return out, nil
 }

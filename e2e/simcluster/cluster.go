@@ -63,22 +63,27 @@ type Config struct {
 	RunDuration time.Duration
 	// DriverName of the GPU DRA driver (default gpu.nvidia.com).
 	DriverName string
-	// NodeComponents run on every node next to its agent (default: the GPU
-	// kubelet plugin with mock NVML).
+	// NodeComponents run on every node next to its agent instead of the
+	// chart's GPU kubelet plugin (the test driver, say). Default: none, the
+	// GPU plugin runs from the chart's DaemonSet.
 	NodeComponents []NodeComponent
 	// StartParallelism bounds how many nodes start at once (default 8).
 	StartParallelism int
-	// ComputeDomains installs the ComputeDomain CRDs and runs the controller,
-	// the compute-domain kubelet plugin on every node, and the IMEX daemon
-	// pods in-process (image DaemonImage).
+	// ComputeDomains turns on the chart's ComputeDomain controller and
+	// compute-domain kubelet plugin; the IMEX daemon pods the controller
+	// makes run the operator image's daemon with a stand-in IMEX.
 	ComputeDomains bool
+	// ChartValues override the simulated cluster's values of the operator's
+	// chart (nested maps, as in a values file).
+	ChartValues map[string]any
 	// Images are extra container images the node agents run in-process.
 	Images map[string]ImageRunner
 	// ComponentConfig, when set, may wrap the client configuration of each
-	// component that runs in-process: the ComputeDomain controller
-	// (ControllerComponent), each node component ("<name>@<node>") and each
-	// container of an Images runner ("<container>@<node>"), e.g. to count
-	// its API calls. It gets a copy of the admin configuration.
+	// component that runs in-process, e.g. to count its API calls: each
+	// binary of the operator image by "<binary>@<node>" (a copy of the
+	// configuration its pod's service account token makes), each node
+	// component by "<name>@<node>" and each container of an Images runner by
+	// "<container>@<node>" (copies of the admin configuration).
 	ComponentConfig func(component string, cfg *rest.Config) *rest.Config
 }
 
@@ -128,17 +133,6 @@ func (c *Config) defaults() {
 	}
 	if c.DriverName == "" {
 		c.DriverName = cdv1beta1.GPUDriverName
-	}
-	if c.NodeComponents == nil {
-		c.NodeComponents = []NodeComponent{GPUPluginComponent()}
-	}
-	if c.ComputeDomains {
-		c.NodeComponents = append(c.NodeComponents, ComputeDomainPluginComponent())
-		images := map[string]ImageRunner{DaemonImage: ComputeDomainDaemonRunner}
-		for image, run := range c.Images {
-			images[image] = run
-		}
-		c.Images = images
 	}
 	if c.StartParallelism <= 0 {
 		c.StartParallelism = 8
@@ -214,20 +208,14 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	phase("kube-apiserver", t)
 
 	t = time.Now()
-	applier, err := NewApplier(c.api.Config)
-	if err != nil {
+	// Before the controller manager starts, so that its garbage collector
+	// knows the ComputeDomain kinds from its first discovery.
+	if err := c.installOperator(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.installDeviceClasses(ctx, applier); err != nil {
-		return nil, err
-	}
-	if cfg.ComputeDomains {
-		// Before the controller manager starts, so that its garbage collector
-		// knows the ComputeDomain kinds from its first discovery.
-		if err := installCRDs(ctx, c.api.Config, applier); err != nil {
-			return nil, err
-		}
-	}
+	phase("helm install", t)
+
+	t = time.Now()
 	sched, err := startScheduler(runCtx, c.kubeconfig)
 	if err != nil {
 		return nil, err
@@ -238,11 +226,6 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.components = append(c.components, kcm)
-	if cfg.ComputeDomains {
-		if err := c.startComputeDomainController(ctx, runCtx); err != nil {
-			return nil, err
-		}
-	}
 	phase("scheduler+controllers", t)
 
 	t = time.Now()
@@ -262,23 +245,6 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		}
 	}
 	return c, nil
-}
-
-func (c *Cluster) installDeviceClasses(ctx context.Context, applier *Applier) error {
-	docs, err := deviceClassManifests()
-	if err != nil {
-		return err
-	}
-	for _, doc := range docs {
-		objs, err := DecodeManifests(doc)
-		if err != nil {
-			return err
-		}
-		if _, err := applier.Create(ctx, metav1.NamespaceDefault, objs); err != nil {
-			return fmt.Errorf("install DeviceClasses: %w", err)
-		}
-	}
-	return nil
 }
 
 func (c *Cluster) startNodes(ctx, runCtx context.Context) error {
@@ -326,7 +292,8 @@ func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec,
 		LeaseDuration: c.cfg.NodeMonitorGracePeriod,
 		RenewInterval: leaseRenew,
 		RunDuration:   c.cfg.RunDuration,
-		Runtime:       c.runtime(),
+		Runtime:       podRuntime{configFor: c.componentConfig, images: c.cfg.Images},
+		APIServer:     c.api.podAccess,
 	})
 	if err != nil {
 		return nil, err
@@ -351,18 +318,10 @@ func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec,
 	env := NodeEnv{Spec: spec, Paths: paths, Client: c.client, RESTConfig: c.api.Config, Kubeconfig: c.kubeconfig, DriverName: c.cfg.DriverName}
 	for _, comp := range c.cfg.NodeComponents {
 		compEnv := env
-		compEnv.RESTConfig = c.componentConfig(comp.Name + "@" + spec.Name)
+		compEnv.RESTConfig = c.componentConfig(comp.Name+"@"+spec.Name, c.api.Config)
 		n.components = append(n.components, runComponent(comp.Name+"@"+spec.Name, func() error { return comp.Run(compCtx, compEnv) }))
 	}
 	return n, nil
-}
-
-// runtime is the node agents' container runtime: nil without images.
-func (c *Cluster) runtime() nodeagent.ContainerRuntime {
-	if len(c.cfg.Images) == 0 {
-		return nil
-	}
-	return imageRuntime{configFor: c.componentConfig, runners: c.cfg.Images}
 }
 
 // maxSocketPath is the longest unix socket path Linux accepts (108 bytes

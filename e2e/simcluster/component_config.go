@@ -16,22 +16,33 @@ package simcluster
 
 import (
 	"k8s.io/client-go/rest"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 )
 
-// Names under which the project's components get their client
-// configuration (Config.ComponentConfig); per-node components add
-// "@<node>".
 const (
+	// OperatorNamespace is the operator's release namespace: the plugins, the
+	// controller and the per-domain IMEX DaemonSets and daemon pods run there.
+	OperatorNamespace = "computedomain-operator"
+	// ComputeDomainDriverName is the compute-domain DRA driver.
+	ComputeDomainDriverName = cdv1beta1.ComputeDomainDriverName
+	// The operator's binaries, also the component names of
+	// Config.ComponentConfig ("<binary>@<node>").
 	ControllerComponent     = "compute-domain-controller"
 	GPUPluginName           = "gpu-kubelet-plugin"
 	ComputeDomainPluginName = "compute-domain-kubelet-plugin"
+	DaemonComponent         = "compute-domain-daemon"
 )
 
-// componentConfig is the client configuration one component gets: a copy
-// of the admin configuration with the component's name as user agent,
-// passed through Config.ComponentConfig when set.
-func (c *Cluster) componentConfig(name string) *rest.Config {
-	cfg := rest.CopyConfig(c.api.Config)
+// DaemonSelector selects the IMEX daemon pods and DaemonSets in
+// OperatorNamespace, where the chart's plugin and controller pods run too.
+var DaemonSelector = computedomain.AppLabelKey + "=" + computedomain.DaemonAppLabelValue
+
+// componentConfig is base for a component, with its user agent, wrapped by
+// Config.ComponentConfig.
+func (c *Cluster) componentConfig(name string, base *rest.Config) *rest.Config {
+	cfg := rest.CopyConfig(base)
 	cfg.UserAgent = name
 	if c.cfg.ComponentConfig != nil {
 		cfg = c.cfg.ComponentConfig(name, cfg)

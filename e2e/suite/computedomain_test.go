@@ -86,7 +86,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 			job, err := env.client.BatchV1().Jobs(ns).Get(ctx, "nccl-job", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(job.Status.Succeeded).To(BeEquivalentTo(4))
-			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
+			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.DaemonSelector})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(daemons.Items).To(BeEmpty())
 		}).WithTimeout(jobTimeout).Should(Succeed())
@@ -96,7 +96,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 		Eventually(ctx, func(g Gomega) {
 			err := cl.Get(ctx, domain, &cdv1beta1.ComputeDomain{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "domain gone, got %v", err)
-			dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
+			dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.DaemonSelector})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(dss.Items).To(BeEmpty())
 			_, err = env.client.ResourceV1().ResourceClaimTemplates(ns).Get(ctx, "imex-channel", metav1.GetOptions{})
@@ -131,7 +131,7 @@ var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func()
 		var daemon corev1.Pod
 		Eventually(ctx, func(g Gomega) {
 			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
-				FieldSelector: "spec.nodeName=" + node,
+				LabelSelector: simcluster.DaemonSelector, FieldSelector: "spec.nodeName=" + node,
 			})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(daemons.Items).To(HaveLen(1))

@@ -20,9 +20,13 @@ compute-domain-kubelet-plugin
 {{- define "cdo.nvmlArgs" -}}
 - --nvml={{ .Values.kubeletPlugin.nvml.mode }}
 {{- if eq .Values.kubeletPlugin.nvml.mode "mock" }}
+{{- with .Values.kubeletPlugin.nvml.mock.machineFile }}
+- --nvml-mock-machine-file={{ . }}
+{{- else }}
 - --nvml-mock-profile={{ .Values.kubeletPlugin.nvml.mock.profile }}
 - --nvml-mock-cluster={{ .Values.kubeletPlugin.nvml.mock.cluster }}
 - --nvml-mock-rack={{ .Values.kubeletPlugin.nvml.mock.rack }}
+{{- end }}
 {{- else }}
 - --nvml-nvidia-smi-path=/driver-root/usr/bin/nvidia-smi
 {{- end }}

@@ -161,8 +161,8 @@ func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string) 
 }
 
 func run(ctx context.Context, restConfig *rest.Config, o *options) error {
-	logger := textlogger.NewLogger(o.logConfig).WithName("compute-domain-controller")
-	ctx = klog.NewContext(ctx, logger)
+	ctx = startup.WithLogger(ctx, o.logConfig, "compute-domain-controller", "")
+	logger := klog.FromContext(ctx)
 
 	cfg, err := o.controllerConfig()
 	if err != nil {

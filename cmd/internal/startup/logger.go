@@ -25,11 +25,15 @@ import (
 // WithLogger returns ctx carrying the binary's logger, named after the binary
 // and tagged with the node: the logger already in ctx (a simulated cluster's)
 // when there is one, otherwise a text logger to stderr configured by cfg (the
-// binary's own -v/--vmodule flags).
+// binary's own -v/--vmodule flags). A cluster-wide binary passes no node.
 func WithLogger(ctx context.Context, cfg *textlogger.Config, binary, nodeName string) context.Context {
 	logger, err := logr.FromContext(ctx)
 	if err != nil {
 		logger = textlogger.NewLogger(cfg)
 	}
-	return klog.NewContext(ctx, logger.WithName(binary).WithValues("node", nodeName))
+	logger = logger.WithName(binary)
+	if nodeName != "" {
+		logger = logger.WithValues("node", nodeName)
+	}
+	return klog.NewContext(ctx, logger)
 }

@@ -54,6 +54,9 @@ type Config struct {
 	RunDuration time.Duration
 	// Runtime runs containers of known images in-process (optional).
 	Runtime ContainerRuntime
+	// APIServer is how the Runtime's containers reach the API server with
+	// their pod's service account token.
+	APIServer APIServer
 }
 
 // Agent is the kubelet's stand-in on one simulated node.
@@ -85,6 +88,8 @@ type podState struct {
 	finished  bool
 	// containers are the pod's containers run by the Runtime, by name.
 	containers map[string]*runningContainer
+	// stopToken ends the renewal of the pod's service account token.
+	stopToken context.CancelFunc
 }
 
 // New checks the configuration and creates the node's directories.

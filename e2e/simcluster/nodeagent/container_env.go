@@ -16,6 +16,8 @@ package nodeagent
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -138,7 +140,32 @@ func mapPath(mounts map[string]string, path string) string {
 			return filepath.Join(mounts[target], strings.TrimPrefix(path, strings.TrimSuffix(target, "/")+"/"))
 		}
 	}
-	return path
+	return mountParent(mounts, path)
+}
+
+// mountParent maps a directory that is no mount itself but holds mounts that
+// all come from one host directory the same way (/host with /host/dev,
+// /host/proc and /host/sys from the host's /dev, /proc and /sys): the
+// container sees that host directory's layout there, so it maps to it.
+// Anything else is left as is.
+func mountParent(mounts map[string]string, path string) string {
+	prefix := strings.TrimSuffix(path, "/") + "/"
+	parent := ""
+	for target, host := range mounts {
+		rel, ok := strings.CutPrefix(target, prefix)
+		if !ok || path == "/" {
+			continue
+		}
+		base, ok := strings.CutSuffix(filepath.Clean(host), "/"+filepath.Clean(rel))
+		if !ok || (parent != "" && parent != base) {
+			return path
+		}
+		parent = base
+	}
+	if parent == "" {
+		return path
+	}
+	return parent
 }
 
 // mapArgs rewrites the absolute paths in "--flag=/path" and "/path"
@@ -161,6 +188,29 @@ func mapArgs(mounts map[string]string, args []string) []string {
 }
 
 // mapEnv rewrites variables whose value is an absolute path under a mount.
+// bindPodIP gives listen addresses without a host (--metrics-address=:9090)
+// the pod's IP: a real pod listens in its own network namespace, in-process
+// containers of many pods share the host's, where ":9090" would collide.
+func bindPodIP(args []string, podIP string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if name, value, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") && isPortOnly(value) {
+			out[i] = name + "=" + net.JoinHostPort(podIP, value[1:])
+		}
+	}
+	return out
+}
+
+func isPortOnly(address string) bool {
+	port, ok := strings.CutPrefix(address, ":")
+	if !ok || port == "" {
+		return false
+	}
+	_, err := strconv.ParseUint(port, 10, 16)
+	return err == nil
+}
+
 func mapEnv(mounts map[string]string, env map[string]string) map[string]string {
 	out := make(map[string]string, len(env))
 	for k, v := range env {

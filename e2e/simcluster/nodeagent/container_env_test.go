@@ -54,7 +54,7 @@ func TestContainerView(t *testing.T) {
 	got, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{
 		Env:    []string{"IMEX_DIR=/etc/imex", "POD_IP=overridden-by-cdi"},
 		Mounts: []Mount{{ContainerPath: "/etc/imex", HostPath: "/sim/nodes/n1/var/lib/kubelet/plugins/cd/domain-1"}},
-	})
+	}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +110,75 @@ func TestContainerViewRefusesWhatANodeCannotResolve(t *testing.T) {
 			pod := daemonPod()
 			mutate(pod)
 			a := &Agent{cfg: Config{Paths: PathsFor("/sim/nodes/n1")}, nodeIP: "127.0.1.2", podIPs: mustPodAddresses(t, "127.0.1.2")}
-			if _, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{}); err == nil {
+			if _, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{}, ""); err == nil {
 				t.Fatal("buildContainer() succeeded, want an error")
 			}
 		})
+	}
+}
+
+// pluginPod is the shape of the chart's kubelet-plugin pod: the host's /dev,
+// /proc and /sys under /host, listen addresses without a host, a service
+// account.
+func pluginPod() *corev1.Pod {
+	hostPath := func(name, path string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path}}}
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "plugin-x", Namespace: "ops", UID: "uid-2"},
+		Spec: corev1.PodSpec{
+			NodeName:           "gb200-r0-n01",
+			ServiceAccountName: "plugin",
+			Volumes:            []corev1.Volume{hostPath("dev", "/dev"), hostPath("proc", "/proc"), hostPath("sys", "/sys"), hostPath("driver", "/")},
+			Containers: []corev1.Container{{
+				Name:    "plugin",
+				Command: []string{"gpu-kubelet-plugin"},
+				Args:    []string{"--host-root=/host", "--driver-root=/driver-root", "--metrics-address=:9090", "--peer=127.0.0.1:9090", "--odd=:http"},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "dev", MountPath: "/host/dev"}, {Name: "proc", MountPath: "/host/proc"}, {Name: "sys", MountPath: "/host/sys"},
+					{Name: "driver", MountPath: "/driver-root"},
+				},
+			}},
+		},
+	}
+}
+
+func TestPluginContainerView(t *testing.T) {
+	pod := pluginPod()
+	a := &Agent{
+		cfg:    Config{Paths: PathsFor("/sim/nodes/n1"), APIServer: APIServer{Host: "127.0.0.1", Port: "6443"}},
+		nodeIP: "127.0.1.2", podIPs: mustPodAddresses(t, "127.0.1.2"),
+	}
+	got, err := a.buildContainer(pod, &pod.Spec.Containers[0], ContainerEdits{}, "/sim/nodes/n1/var/lib/kubelet/pods/uid-2/volumes/kubernetes.io~projected/kube-api-access")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ got, want any }{
+		"a directory holding mounts of one host directory maps to it; listen addresses without a host get the pod's IP, others stay": {
+			got:  got.Args,
+			want: []string{"gpu-kubelet-plugin", "--host-root=/sim/nodes/n1", "--driver-root=/sim/nodes/n1", "--metrics-address=127.1.2.1:9090", "--peer=127.0.0.1:9090", "--odd=:http"},
+		},
+		"the service account token is mounted where in-cluster clients look for it": {
+			got:  got.Mounts[ServiceAccountMountPath],
+			want: "/sim/nodes/n1/var/lib/kubelet/pods/uid-2/volumes/kubernetes.io~projected/kube-api-access",
+		},
+		"the API server's address is in the service environment": {
+			got:  []string{got.Env["KUBERNETES_SERVICE_HOST"], got.Env["KUBERNETES_SERVICE_PORT"]},
+			want: []string{"127.0.0.1", "6443"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMountParentNeedsOneHostDirectory(t *testing.T) {
+	mounts := map[string]string{"/host/dev": "/n1/dev", "/host/etc": "/elsewhere/etc"}
+	if got := mapPath(mounts, "/host"); got != "/host" {
+		t.Errorf("mapPath(/host) = %s, want /host unchanged: its mounts come from two host directories", got)
 	}
 }

@@ -52,7 +52,7 @@ type ContainerRuntime interface {
 }
 
 // buildContainer prepares the runtime view of one container.
-func (a *Agent) buildContainer(pod *corev1.Pod, c *corev1.Container, edits ContainerEdits) (Container, error) {
+func (a *Agent) buildContainer(pod *corev1.Pod, c *corev1.Container, edits ContainerEdits, serviceAccountDir string) (Container, error) {
 	podIP, err := a.podIPs.assign(pod)
 	if err != nil {
 		return Container{}, fmt.Errorf("container %s: %w", c.Name, err)
@@ -65,6 +65,14 @@ func (a *Agent) buildContainer(pod *corev1.Pod, c *corev1.Container, edits Conta
 	if err != nil {
 		return Container{}, fmt.Errorf("container %s: %w", c.Name, err)
 	}
+	if serviceAccountDir != "" {
+		mounts[ServiceAccountMountPath] = serviceAccountDir
+		// The kubelet's service environment of the default/kubernetes Service.
+		if _, set := env["KUBERNETES_SERVICE_HOST"]; !set {
+			env["KUBERNETES_SERVICE_HOST"] = a.cfg.APIServer.Host
+			env["KUBERNETES_SERVICE_PORT"] = a.cfg.APIServer.Port
+		}
+	}
 	// CDI mounts name real host paths (the plugins write under the node's
 	// root already).
 	for _, m := range edits.Mounts {
@@ -72,6 +80,6 @@ func (a *Agent) buildContainer(pod *corev1.Pod, c *corev1.Container, edits Conta
 	}
 	return Container{
 		Pod: pod, Container: c, Env: mapEnv(mounts, withCDIEnv(env, edits.Env)), Mounts: mounts, Edits: edits, NodeRoot: a.cfg.Paths.Root,
-		Args: mapArgs(mounts, containerArgs(c, env)),
+		Args: bindPodIP(mapArgs(mounts, containerArgs(c, env)), podIP),
 	}, nil
 }

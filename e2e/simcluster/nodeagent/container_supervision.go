@@ -57,12 +57,22 @@ func (a *Agent) startContainers(ctx context.Context, key string, st *podState, e
 	if a.cfg.Runtime == nil {
 		return nil
 	}
+	saDir := ""
 	for i := range st.pod.Spec.Containers {
 		c := &st.pod.Spec.Containers[i]
 		if !a.cfg.Runtime.Handles(c.Image) {
 			continue
 		}
-		view, err := a.buildContainer(st.pod, c, edits[c.Name])
+		if saDir == "" && mountsServiceAccountToken(st.pod) {
+			tokenCtx, stop := context.WithCancel(a.containers)
+			st.stopToken = stop
+			dir, err := a.projectServiceAccountToken(klog.NewContext(tokenCtx, klog.FromContext(ctx)), st.pod)
+			if err != nil {
+				return err
+			}
+			saDir = dir
+		}
+		view, err := a.buildContainer(st.pod, c, edits[c.Name], saDir)
 		if err != nil {
 			return err
 		}
@@ -201,6 +211,9 @@ func (a *Agent) recordRestart(ctx context.Context, pod *corev1.Pod, rc *runningC
 // stopContainers cancels the pod's runtime containers and waits for them up
 // to the grace period.
 func (a *Agent) stopContainers(st *podState, grace time.Duration) {
+	if st.stopToken != nil {
+		st.stopToken()
+	}
 	deadline := time.After(grace)
 	for _, rc := range st.containers {
 		rc.cancel()

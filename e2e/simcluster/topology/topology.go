@@ -30,6 +30,8 @@ const (
 	ProfileLabel = "simcluster.computedomain-operator.io/gpu-profile"
 	// RackLabel is the rack index of a rack node.
 	RackLabel = "simcluster.computedomain-operator.io/rack"
+	// GPUPresentLabel marks a node with NVIDIA GPUs.
+	GPUPresentLabel = "nvidia.com/gpu.present"
 )
 
 // NodePool is a number of nodes of one profile outside the racks.
@@ -151,6 +153,9 @@ func (t Topology) Nodes(addressBase int) ([]NodeSpec, error) {
 			"kubernetes.io/os":       "linux",
 			"kubernetes.io/arch":     "amd64",
 			ProfileLabel:             p.Name,
+			// As NVIDIA's GPU feature discovery labels GPU nodes: the chart's
+			// kubelet-plugin DaemonSet selects them by it.
+			GPUPresentLabel: "true",
 		}
 		if rack >= 0 {
 			labels[RackLabel] = strconv.Itoa(rack)

@@ -65,6 +65,7 @@ const (
 	EnvRack          = "NVML_MOCK_RACK"
 	EnvMIG           = "NVML_MOCK_MIG"
 	EnvFaultFile     = "NVML_MOCK_FAULT_FILE"
+	EnvMachineFile   = "NVML_MOCK_MACHINE_FILE"
 	EnvNvidiaSMIPath = "NVML_NVIDIA_SMI_PATH"
 )
 
@@ -83,6 +84,11 @@ type Options struct {
 	Cluster     string
 	Rack        int
 	MIG         string
+	// MachineFile is a host path resolved under HostRoot: a mock.Machine
+	// whose profile, cluster and rack take precedence over the options of the
+	// same names, so that one DaemonSet serves simulated nodes of several
+	// kinds.
+	MachineFile string
 	// FaultFile is a host path resolved under HostRoot; "" disables
 	// watching.
 	FaultFile         string
@@ -111,6 +117,7 @@ func OptionsFromEnv(lookup func(string) (string, bool)) Options {
 		Cluster:       get(EnvCluster, mock.DefaultClusterName),
 		MIG:           get(EnvMIG, string(mock.MIGStatic)),
 		FaultFile:     get(EnvFaultFile, DefaultFaultFile),
+		MachineFile:   get(EnvMachineFile, ""),
 	}
 	if v, err := strconv.Atoi(get(EnvRack, "0")); err == nil {
 		o.Rack = v
@@ -130,6 +137,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Cluster, "nvml-mock-cluster", o.Cluster, "simulated cluster name; seeds the NVLink cluster UUIDs [env "+EnvCluster+"]")
 	fs.IntVar(&o.Rack, "nvml-mock-rack", o.Rack, "rack (NVLink domain) of this node; nodes of a rack share a clique [env "+EnvRack+"]")
 	fs.StringVar(&o.MIG, "nvml-mock-mig", o.MIG, "MIG at start: static (the profile's layouts) or dynamic (empty, partitioned on demand) [env "+EnvMIG+"]")
+	fs.StringVar(&o.MachineFile, "nvml-mock-machine-file", o.MachineFile, "machine file (host path under the host root) naming this node's profile, cluster and rack; overrides --nvml-mock-profile, --nvml-mock-cluster and --nvml-mock-rack [env "+EnvMachineFile+"]")
 	fs.StringVar(&o.FaultFile, "nvml-mock-fault-file", o.FaultFile, "fault file (host path under the host root) the mock watches; empty disables [env "+EnvFaultFile+"]")
 }
 
@@ -142,8 +150,8 @@ func (o Options) Validate() error {
 	default:
 		return fmt.Errorf("--nvml %q: allowed: %s, %s", o.Mode, ModeReal, ModeMock)
 	}
-	if o.Profile == "" && o.ProfileFile == "" {
-		return fmt.Errorf("--nvml=mock needs --nvml-mock-profile (one of %v) or --nvml-mock-profile-file", mock.ProfileNames())
+	if o.Profile == "" && o.ProfileFile == "" && o.MachineFile == "" {
+		return fmt.Errorf("--nvml=mock needs --nvml-mock-profile (one of %v), --nvml-mock-profile-file or --nvml-mock-machine-file", mock.ProfileNames())
 	}
 	if o.NodeName == "" {
 		return fmt.Errorf("--nvml=mock needs --nvml-mock-node-name (or %s)", EnvNodeNameK8s)
@@ -166,6 +174,16 @@ func (o Options) Validate() error {
 func Open(ctx context.Context, o Options) (nvml.Interface, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	if o.Mode == ModeMock && o.MachineFile != "" {
+		m, err := mock.ReadMachineFile(o.HostRoot.Path(o.MachineFile))
+		if err != nil {
+			return nil, fmt.Errorf("--nvml-mock-machine-file: %w", err)
+		}
+		o.Profile, o.ProfileFile, o.Rack = m.Profile, "", m.Rack
+		if m.Cluster != "" {
+			o.Cluster = m.Cluster
+		}
 	}
 	logger := klog.FromContext(ctx)
 	var lib nvml.Interface

@@ -225,7 +225,7 @@ func (b formationBench) teardown(ctx context.Context, name string, uid any) erro
 		if err != nil || len(pods.Items) > 0 {
 			return false, nil
 		}
-		daemons, err := b.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
+		daemons, err := b.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.DaemonSelector})
 		if err != nil || len(daemons.Items) > 0 {
 			return false, nil
 		}

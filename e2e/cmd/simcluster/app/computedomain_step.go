@@ -122,7 +122,7 @@ func (d *demo) computeDomainJob(ctx context.Context) error {
 		if err != nil || job.Status.Succeeded < 4 {
 			return false, nil
 		}
-		daemons, err := d.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
+		daemons, err := d.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.DaemonSelector})
 		return err == nil && len(daemons.Items) == 0, nil
 	})
 	if err != nil {

@@ -95,8 +95,8 @@ func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra
 	fs.DurationVar(&f.runDuration, "job-run-duration", 5*time.Second, "how long containers of pods that do not restart (Job pods) run before exiting 0")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of simcluster itself")
 	fs.IntVar(&f.startParallel, "start-parallelism", 8, "nodes started at once")
-	fs.BoolVar(&f.cds, "compute-domains", true, "install ComputeDomains: CRDs, controller, compute-domain kubelet plugin per node, IMEX daemon pods run in-process")
-	fs.StringVar(&f.draDriver, "dra-driver", "gpu-plugin", "DRA driver on every node: gpu-plugin (the project's GPU kubelet plugin, mock NVML) or test-driver (a minimal driver of the e2e module)")
+	fs.BoolVar(&f.cds, "compute-domains", true, "turn on ComputeDomains in the operator's chart: the controller, the compute-domain kubelet plugin on every node, and the IMEX daemon pods")
+	fs.StringVar(&f.draDriver, "dra-driver", "gpu-plugin", "DRA driver on every node: gpu-plugin (the project's GPU kubelet plugin from the chart's DaemonSet, mock NVML) or test-driver (a minimal driver of the e2e module instead)")
 }
 
 func (f *clusterFlags) config() (simcluster.Config, error) {
@@ -107,7 +107,7 @@ func (f *clusterFlags) config() (simcluster.Config, error) {
 	var components []simcluster.NodeComponent
 	switch f.draDriver {
 	case "gpu-plugin":
-		components = []simcluster.NodeComponent{simcluster.GPUPluginComponent()}
+		// The chart's kubelet-plugin DaemonSet runs it.
 	case "test-driver":
 		components = []simcluster.NodeComponent{simcluster.TestDriverComponent()}
 	default:

@@ -1,0 +1,140 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package simcluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/client-go/rest"
+
+	cdcontroller "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-controller/app"
+	cddaemon "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-daemon/app"
+	cdplugin "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-kubelet-plugin/app"
+	gpuapp "github.com/computedomain-operator/computedomain-operator/cmd/gpu-kubelet-plugin/app"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
+)
+
+// OperatorImageRepository is the chart's image (image.repository). The node
+// runtime runs containers of this image, whatever their tag, as our binaries
+// in-process: the container's command names the binary, as in the image.
+const OperatorImageRepository = "ghcr.io/computedomain-operator/computedomain-operator"
+
+// Binary runs one of the operator image's binaries in-process: what its main
+// would do with the container's arguments (command excluded) and environment,
+// given the client configuration a pod's service account token makes.
+type Binary func(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error
+
+// Binaries are the operator image's binaries the simulated nodes run from
+// their pods, by name (cmd/<name>). The webhook is missing: the API server
+// cannot call into a simulated pod, so the simulated cluster installs the
+// chart with the webhook off (its default).
+var Binaries = map[string]Binary{
+	"gpu-kubelet-plugin":            gpuapp.RunWithConfig,
+	"compute-domain-kubelet-plugin": cdplugin.RunWithConfig,
+	"compute-domain-controller": func(ctx context.Context, cfg *rest.Config, args []string, _ map[string]string) error {
+		return cdcontroller.RunWithConfig(ctx, cfg, args)
+	},
+	// The IMEX daemon supervises the stand-in IMEX (real TCP peers) in its
+	// own process instead of nvidia-imex.
+	"compute-domain-daemon": func(ctx context.Context, cfg *rest.Config, args []string, env map[string]string) error {
+		return cddaemon.RunWithConfig(ctx, cfg, args, env, cddaemon.WithIMEX(standin.InProcess))
+	},
+}
+
+// ImageRunner runs a container of another image in-process (Config.Images).
+type ImageRunner func(ctx context.Context, restConfig *rest.Config, c nodeagent.Container) error
+
+// podRuntime is the node agents' container runtime: containers of the
+// operator image run as Binaries, those of Config.Images by their runner,
+// and every other image stays simulated by the node agent.
+type podRuntime struct {
+	// configFor lets Config.ComponentConfig wrap each container's client
+	// configuration, by "<binary or container>@<node>".
+	configFor func(component string, cfg *rest.Config) *rest.Config
+	images    map[string]ImageRunner
+}
+
+func imageRepository(image string) string {
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
+}
+
+func (r podRuntime) Handles(image string) bool {
+	if imageRepository(image) == OperatorImageRepository {
+		return true
+	}
+	_, ok := r.images[image]
+	return ok
+}
+
+func (r podRuntime) Run(ctx context.Context, c nodeagent.Container) error {
+	if err := os.MkdirAll(c.NodeRoot, 0o750); err != nil {
+		return err
+	}
+	restConfig, err := inClusterConfig(c)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c, err)
+	}
+	if run, ok := r.images[c.Container.Image]; ok {
+		return run(ctx, r.configFor(c.Container.Name+"@"+c.Pod.Spec.NodeName, restConfig), c)
+	}
+	if len(c.Args) == 0 {
+		return fmt.Errorf("%s: the operator image has no entrypoint: the container's command must name a binary (one of %s)", c, strings.Join(binaryNames(), ", "))
+	}
+	name := filepath.Base(c.Args[0])
+	run, ok := Binaries[name]
+	if !ok {
+		return fmt.Errorf("%s: command %q: the operator image has no such binary (allowed: %s)", c, c.Args[0], strings.Join(binaryNames(), ", "))
+	}
+	return run(ctx, r.configFor(name+"@"+c.Pod.Spec.NodeName, restConfig), c.Args[1:], c.Env)
+}
+
+func binaryNames() []string {
+	names := make([]string, 0, len(Binaries))
+	for name := range Binaries {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// inClusterConfig is rest.InClusterConfig inside the container's view: the
+// API server from KUBERNETES_SERVICE_HOST/PORT, the token and CA from the
+// service account mount (the token file is re-read as the node renews it).
+// A container without a service account token gets no credentials.
+func inClusterConfig(c nodeagent.Container) (*rest.Config, error) {
+	host, port := c.Env["KUBERNETES_SERVICE_HOST"], c.Env["KUBERNETES_SERVICE_PORT"]
+	dir, ok := c.Mounts[nodeagent.ServiceAccountMountPath]
+	if host == "" || port == "" || !ok {
+		return nil, fmt.Errorf("no service account token mounted (pod without serviceAccountName, or automountServiceAccountToken: false): our binaries need one to reach the API server")
+	}
+	return &rest.Config{
+		Host:            "https://" + net.JoinHostPort(host, port),
+		BearerTokenFile: filepath.Join(dir, "token"),
+		TLSClientConfig: rest.TLSClientConfig{CAFile: filepath.Join(dir, "ca.crt")},
+	}, nil
+}
