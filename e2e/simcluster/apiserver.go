@@ -30,9 +30,9 @@ import (
 
 // apiServer is kube-apiserver running in this process.
 type apiServer struct {
-	tb       *componentTB
-	server   kubeapiservertesting.TestServer
-	Config   *rest.Config
+	tb     *componentTB
+	server kubeapiservertesting.TestServer
+	Config *rest.Config
 	// podAccess is how pods reach it (the kubernetes Service's address and CA).
 	podAccess nodeagent.APIServer
 	tearDown  func()

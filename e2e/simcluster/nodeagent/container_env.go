@@ -17,9 +17,9 @@ package nodeagent
 import (
 	"fmt"
 	"net"
-	"strconv"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
