@@ -18,12 +18,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"golang.org/x/mod/modfile"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -133,23 +135,38 @@ func capabilities(getter genericclioptions.RESTClientGetter) (*chartutil.Capabil
 }
 
 // KubernetesVersion is the version of k8s.io/kubernetes the simulated
-// cluster's components are built from (v1.37.2).
+// cluster's components are built from (v1.37.2): the binary's build
+// information, else (test binaries carry no dependency list) e2e/go.mod.
 func KubernetesVersion() (string, error) {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "", fmt.Errorf("kubernetes version: no build information in the binary")
-	}
-	for _, dep := range info.Deps {
-		if dep.Path == "k8s.io/kubernetes" {
-			if dep.Replace != nil {
-				return dep.Replace.Version, nil
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == kubernetesModule {
+				return dep.Version, nil
 			}
-			return dep.Version, nil
 		}
 	}
-	return "", fmt.Errorf("kubernetes version: k8s.io/kubernetes is not a dependency of the binary")
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(root, "e2e/go.mod")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("kubernetes version: %w", err)
+	}
+	mod, err := modfile.ParseLax(path, data, nil)
+	if err != nil {
+		return "", fmt.Errorf("kubernetes version: %w", err)
+	}
+	for _, req := range mod.Require {
+		if req.Mod.Path == kubernetesModule {
+			return req.Mod.Version, nil
+		}
+	}
+	return "", fmt.Errorf("kubernetes version: %s does not require %s", path, kubernetesModule)
 }
 
+const kubernetesModule = "k8s.io/kubernetes"
 func loadChart() (*chart.Chart, error) {
 	root, err := RepoRoot()
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
@@ -56,6 +57,9 @@ type Config struct {
 	// without a driver).
 	RequireDriverFiles bool
 	Health             HealthOptions
+	// Gates are the feature gates (FeatureGates); the zero Set is their
+	// defaults.
+	Gates featuregates.Set
 	// StaleClaimInterval is how often claims whose ResourceClaim is gone are
 	// cleaned up. Default 1 minute.
 	StaleClaimInterval time.Duration
@@ -118,6 +122,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
 	}
+	if cfg.Gates.IsZero() {
+		cfg.Gates = featuregates.Defaults(FeatureGates)
+	}
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)
 	}
@@ -172,7 +179,9 @@ func (d *Driver) Run(ctx context.Context) {
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { d.health.run(ctx, d.state.gpuUUIDs) })
+	if d.cfg.Gates.Enabled(NVMLDeviceHealthCheck) {
+		wg.Go(func() { d.health.run(ctx, d.state.gpuUUIDs) })
+	}
 	wg.Go(func() { draplugin.SweepStaleClaims(ctx, d.clock, d.cfg.StaleClaimInterval, d.CleanupStaleClaims) })
 	wg.Go(func() { d.retryCliqueLabel(ctx) })
 	cliqueTicker := d.clock.NewTicker(d.cfg.CliqueRefreshInterval)

@@ -69,6 +69,9 @@ func (d *Driver) planSharing(devices []preparedDevice) error {
 	for i := range devices {
 		p := &devices[i]
 		strategy, _, mps := sharingOf(p.config)
+		if err := d.checkSharingGate(strategy); err != nil {
+			return fmt.Errorf("device %s: %w", p.Name, err)
+		}
 		switch {
 		case strategy == apiv1beta1.TimeSlicingStrategy && p.Data.Type == deviceTypeGpu:
 			p.Data.TimeSliceSet = true

@@ -22,6 +22,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 )
 
 func TestSharingThroughNVMLAndCDI(t *testing.T) {
@@ -139,5 +140,38 @@ func TestStartResetsExclusiveProcessModeNoClaimHolds(t *testing.T) {
 	held, _ := e.lib.DeviceGetHandleByIndex(2)
 	if mode, _ := held.GetComputeMode(); mode != 3 {
 		t.Errorf("GPU 2, held by an MPS claim, is in compute mode %v after the start, want exclusive process", mode)
+	}
+}
+
+// TestSharingBehindAGateThatIsOffIsRefused: with TimeSlicingSettings or MPSSupport off, a claim asking for that
+// sharing fails at prepare naming the gate, and the GPU's settings stay untouched.
+func TestSharingBehindAGateThatIsOffIsRefused(t *testing.T) {
+	mpsConfig := `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`
+	cases := map[string]struct {
+		gates, config, wantErr string
+	}{
+		"time-slicing with TimeSlicingSettings off": {gates: "TimeSlicingSettings=false", config: tsLong, wantErr: "feature gate TimeSlicingSettings, which is off"},
+		"MPS with MPSSupport off":                   {gates: "MPSSupport=false", config: mpsConfig, wantErr: "feature gate MPSSupport, which is off"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newTestNodeEnv(t, "hgx-h100-8")
+			gates, err := featuregates.Parse(FeatureGates, tc.gates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := e.mustDriver(func(c *Config, _ *Deps) { c.Gates = gates })
+			claim := makeClaim("c", "uid-c").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tc.config).obj()
+			if _, err := prepareOne(t, d, claim); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("prepare error = %v, want one containing %q", err, tc.wantErr)
+			}
+			dev, _ := e.lib.DeviceGetHandleByIndex(1)
+			if mode, _ := dev.GetComputeMode(); mode != 0 {
+				t.Errorf("compute mode = %v, want default", mode)
+			}
+			if got, _ := e.lib.TimeSlice(1); got.String() != "Default" {
+				t.Errorf("time slice = %v, want Default", got)
+			}
+		})
 	}
 }

@@ -110,6 +110,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 		// The mock may run where no driver is installed (kind); real NVML
 		// means a driver whose files the containers need.
 		RequireDriverFiles: o.NVML.Mode == backend.ModeReal,
+		Gates:              o.gates,
 	}, gpu.Deps{
 		NVML:       lib,
 		CDI:        writer,

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
 
@@ -31,6 +32,8 @@ import (
 type options struct {
 	draplugin.Flags
 	partitionableMIG bool
+	featureGates     string
+	gates            featuregates.Set
 	// driverRoot and driverRootHostPath are set to their defaults by parse.
 	driverRoot         string
 	driverRootHostPath string
@@ -52,6 +55,7 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	}
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.BoolVar(&o.partitionableMIG, "partitionable-mig", false, "Publish MIG-enabled GPUs as shared counters and every profile/placement, and create MIG instances on prepare (KEP-4815).")
+	fs.StringVar(&o.featureGates, "feature-gates", "", featuregates.Help(gpu.FeatureGates))
 	fs.StringVar(&o.driverRoot, "driver-root", "", "Directory where the NVIDIA driver's root (its libraries and tools, mounted into GPU containers) is visible; empty: --host-root.")
 	fs.StringVar(&o.driverRootHostPath, "driver-root-host-path", "", "Path of the driver root on the host, which the CDI mounts name (/ for a driver installed on the host, /run/nvidia/driver for the GPU Operator's); empty: --driver-root.")
 	if o.inspect {
@@ -67,6 +71,10 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	if err != nil {
 		return nil, err
 	}
+	if o.gates, err = featuregates.Parse(gpu.FeatureGates, o.featureGates); err != nil {
+		return nil, err
+	}
+	o.partitionableMIG = o.partitionableMIG || o.gates.Enabled(gpu.DynamicMIG)
 	if o.driverRoot == "" {
 		o.driverRoot = o.HostRoot
 	}
