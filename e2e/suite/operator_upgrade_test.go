@@ -1,0 +1,216 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package suite
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+)
+
+// upgradeRolloutTimeout covers a rolling update of the plugin DaemonSet, one node at a time.
+const upgradeRolloutTimeout = 3 * time.Minute
+
+// operatorPods are the chart's plugin and controller pods (not the IMEX daemons) by UID, with their images.
+func operatorPods(ctx SpecContext, g Gomega) map[types.UID]corev1.Pod {
+	pods, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=" + simcluster.ReleaseName,
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	out := map[types.UID]corev1.Pod{}
+	for _, p := range pods.Items {
+		out[p.UID] = p
+	}
+	return out
+}
+
+// fileStamp is what changes when a file is rewritten.
+type fileStamp struct {
+	size    int64
+	modTime time.Time
+}
+
+func stampCDIFiles(node string, claims sets.Set[string]) map[string]fileStamp {
+	paths, err := env.sim.NodePaths(node)
+	Expect(err).NotTo(HaveOccurred())
+	files, err := cdiFilesOf(node, claims)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(files).NotTo(BeEmpty(), "node %s has CDI specs of the claims", node)
+	out := map[string]fileStamp{}
+	for _, f := range files {
+		info, err := os.Stat(filepath.Join(paths.CDI, f))
+		Expect(err).NotTo(HaveOccurred())
+		out[node+"/"+f] = fileStamp{size: info.Size(), modTime: info.ModTime()}
+	}
+	return out
+}
+
+var _ = Describe("helm upgrade of the operator to a new image", func() {
+	It("replaces every plugin and controller pod, leaves running claims prepared as they were and the IMEX daemons running, and the new plugins prepare new claims", func(ctx SpecContext) {
+		requireSimulated("helm upgrade of the simulated cluster's install")
+		ns := newNamespace(ctx)
+
+		By("running a ComputeDomain of two pods (GPUs and the domain's channel), its domain Ready")
+		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
+		domain := waitForReadyDomainOfNodes(ctx, ns, "imex-pods", 2)
+		pods := []*corev1.Pod{runningPod(ctx, ns, "imex-pod-0"), runningPod(ctx, ns, "imex-pod-1")}
+		before := map[string]fileStamp{}
+		for _, p := range pods {
+			for k, v := range stampCDIFiles(p.Spec.NodeName, sets.New(podClaimUIDs(ctx, p)...)) {
+				before[k] = v
+			}
+		}
+		domainDaemons := metav1.ListOptions{LabelSelector: simcluster.DaemonSelector + "," + cdv1beta1.ComputeDomainLabelKey + "=" + string(domain)}
+		daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, domainDaemons)
+		Expect(err).NotTo(HaveOccurred())
+		daemonUIDs := map[types.UID]string{}
+		for _, d := range daemons.Items {
+			daemonUIDs[d.UID] = d.Spec.NodeName
+		}
+		Expect(daemonUIDs).To(HaveLen(2), "one IMEX daemon on each of the domain's nodes")
+		var old map[types.UID]corev1.Pod
+		Eventually(ctx, func(g Gomega) { old = operatorPods(ctx, g) }).Should(Succeed())
+
+		By("helm upgrade --reuse-values --set image.tag=v2")
+		Expect(env.sim.UpgradeOperator(ctx, map[string]any{"image": map[string]any{"tag": "v2"}})).To(Succeed())
+
+		By("waiting until every plugin and controller pod is a new one running the new image")
+		Eventually(ctx, func(g Gomega) {
+			now := operatorPods(ctx, g)
+			g.Expect(now).To(HaveLen(len(old)), "as many operator pods as before")
+			for uid, p := range now {
+				g.Expect(old).NotTo(HaveKey(uid), "pod %s was replaced", p.Name)
+				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", p.Name)
+				for _, c := range p.Spec.Containers {
+					g.Expect(c.Image).To(Equal(simcluster.OperatorImageRepository+":v2"), "pod %s container %s", p.Name, c.Name)
+				}
+			}
+		}).WithTimeout(upgradeRolloutTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+		By("checking that the running claims were neither unprepared nor prepared again: same CDI specs, untouched")
+		after := map[string]fileStamp{}
+		for _, p := range pods {
+			for k, v := range stampCDIFiles(p.Spec.NodeName, sets.New(podClaimUIDs(ctx, p)...)) {
+				after[k] = v
+			}
+		}
+		Expect(after).To(Equal(before))
+		for _, p := range pods {
+			Expect(runningPod(ctx, ns, p.Name).UID).To(Equal(p.UID), "pod %s kept running", p.Name)
+		}
+
+		By("checking that the IMEX daemons were not restarted and the domain stays Ready")
+		daemons, err = env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, domainDaemons)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(daemons.Items).To(HaveLen(2))
+		for _, d := range daemons.Items {
+			Expect(daemonUIDs).To(HaveKey(d.UID), "daemon %s is one from before the upgrade", d.Name)
+			Expect(d.Status.Phase).To(Equal(corev1.PodRunning), "daemon %s", d.Name)
+			for _, cs := range d.Status.ContainerStatuses {
+				Expect(cs.RestartCount).To(BeZero(), "daemon %s container %s", d.Name, cs.Name)
+			}
+		}
+		waitForReadyDomainOfNodes(ctx, ns, "imex-pods", 2)
+
+		By("preparing a new GPU claim with the new plugins")
+		createFixture(ctx, ns, "demo/gpu-claim.yaml")
+		runningPod(ctx, ns, "gpu-pod")
+	})
+})
+
+// waitForReadyDomainOfNodes waits until the domain is Ready with n Ready nodes and returns its UID.
+func waitForReadyDomainOfNodes(ctx SpecContext, ns, name string, n int) types.UID {
+	var uid types.UID
+	Eventually(ctx, func(g Gomega) {
+		var cd cdv1beta1.ComputeDomain
+		g.Expect(computeDomains().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cd)).To(Succeed())
+		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+		g.Expect(cd.Status.Nodes).To(HaveLen(n))
+		for _, node := range cd.Status.Nodes {
+			g.Expect(node.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", node.Name)
+		}
+		uid = cd.UID
+	}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	return uid
+}
+
+var _ = Describe("The kubelet plugins of the chart's DaemonSet", func() {
+	It("run with their pod's node-bound service account token, which may change its own node's ResourceSlices but not another node's", func(ctx SpecContext) {
+		requireSimulated("reading a plugin pod's projected token on its node")
+		var plugins []corev1.Pod
+		Eventually(ctx, func(g Gomega) {
+			list, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
+				LabelSelector: "app.kubernetes.io/name=compute-domain-kubelet-plugin",
+			})
+			g.Expect(err).NotTo(HaveOccurred())
+			plugins = nil
+			for _, p := range list.Items {
+				if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+					plugins = append(plugins, p)
+				}
+			}
+			g.Expect(len(plugins)).To(BeNumerically(">=", 2))
+		}).WithTimeout(podStartTimeout).Should(Succeed())
+		a, b := plugins[0], plugins[1]
+
+		By("reading node " + a.Spec.NodeName + "'s plugin token from the pod's projected volume on that node")
+		paths, err := env.sim.NodePaths(a.Spec.NodeName)
+		Expect(err).NotTo(HaveOccurred())
+		token, err := os.ReadFile(filepath.Join(paths.Root, "var/lib/kubelet/pods", string(a.UID), "volumes/kubernetes.io~projected/kube-api-access/token"))
+		Expect(err).NotTo(HaveOccurred())
+		cfg := rest.AnonymousClientConfig(env.restConfig)
+		cfg.BearerToken = string(token)
+		asPluginA, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+
+		sliceOf := func(node string) *resourcev1.ResourceSlice {
+			slices, err := env.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(slices.Items).NotTo(BeEmpty(), "node %s publishes slices", node)
+			return &slices.Items[0]
+		}
+		label := func(s *resourcev1.ResourceSlice) *resourcev1.ResourceSlice {
+			s = s.DeepCopy()
+			if s.Labels == nil {
+				s.Labels = map[string]string{}
+			}
+			s.Labels["e2e.computedomain-operator.io/touched"] = "true"
+			return s
+		}
+		By("updating node " + b.Spec.NodeName + "'s slice as node " + a.Spec.NodeName + "'s plugin: denied by the node-scoped policy")
+		_, err = asPluginA.ResourceV1().ResourceSlices().Update(ctx, label(sliceOf(b.Spec.NodeName)), metav1.UpdateOptions{})
+		Expect(apierrors.IsForbidden(err) || apierrors.IsInvalid(err)).To(BeTrue(), "want a denial, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy"), "denied by the policy, not by RBAC")
+		By("updating its own node's slice: allowed")
+		_, err = asPluginA.ResourceV1().ResourceSlices().Update(ctx, label(sliceOf(a.Spec.NodeName)), metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+	})
+})
