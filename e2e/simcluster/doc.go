@@ -25,12 +25,28 @@
 //     (hostname, the clique the mock NVML reports) and a loopback address
 //     127.0.A.B (its pods get 127.A.B.x), a host root <Dir>/n/<node> with the mock's fake /dev, /proc
 //     and /sys, and a node agent (package nodeagent) in the kubelet's role;
-//   - the operator: the GPU kubelet plugin on every node (GPUPluginComponent,
-//     mock NVML) or the test driver (TestDriverComponent); with
-//     Config.ComputeDomains the CRDs, the ComputeDomain controller, the
-//     compute-domain kubelet plugin on every node, and the IMEX daemon pods,
-//     which the node agents run in-process from their pod specs
-//     (Config.Images maps images to in-process runners).
+//   - the operator, installed as a user would, with the Helm SDK from
+//     charts/computedomain-operator (release ReleaseName in
+//     OperatorNamespace; values: the chart's defaults but for mock NVML read
+//     from each node's machine file MockMachineFile, Config.ComputeDomains
+//     for the controller and the compute-domain plugin, Config.ChartValues
+//     over them; UpgradeOperator runs `helm upgrade`). The node agents run
+//     the chart's pods: a container of OperatorImageRepository (any tag) runs
+//     the binary its command names (Binaries) in-process, with its args,
+//     environment (downward API included) and host-path mounts mapped onto
+//     the node's root, listen addresses on the pod's IP, and the in-cluster
+//     configuration of its pod's node-bound service account token, so the
+//     chart's RBAC and admission policies apply. The IMEX daemon pods the
+//     controller creates are of the same image; their daemon runs a stand-in
+//     IMEX with real TCP peers. Other images stay simulated (Config.Images
+//     adds in-process runners). Config.NodeComponents (the test driver)
+//     replace the chart's GPU plugin. The webhook is not run: the API server
+//     cannot call into a simulated pod.
+//
+// Binaries of this module link Helm's SDK and with it Go's plugin package,
+// which makes the linker bind every symbol at start; go-nvml needs lazy
+// binding: build and test with -ldflags=-extldflags=-Wl,-z,lazy (the
+// Makefile does).
 //
 // Start returns when every node is Ready and has published its devices;
 // Stop shuts everything down. The control plane's own logs (process-global

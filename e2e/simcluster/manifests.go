@@ -17,7 +17,6 @@ package simcluster
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -36,9 +35,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
-
-//go:embed manifests/deviceclasses.yaml
-var fallbackDeviceClasses []byte
 
 // Applier creates the objects of YAML manifests (kubectl create semantics:
 // an object that exists is left alone).
@@ -161,30 +157,4 @@ func isRepoRoot(dir string) bool {
 		}
 	}
 	return true
-}
-
-// deviceClassManifests are the chart's DeviceClass templates
-// (templates/deviceclass-*.yaml, plain YAML) when present, else the embedded
-// fallback with the GPU and MIG classes.
-func deviceClassManifests() ([][]byte, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return [][]byte{fallbackDeviceClasses}, nil
-	}
-	files, _ := filepath.Glob(filepath.Join(root, "charts/computedomain-operator/templates/deviceclass-*.yaml"))
-	if len(files) == 0 {
-		return [][]byte{fallbackDeviceClasses}, nil
-	}
-	var docs [][]byte
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		if bytes.Contains(data, []byte("{{")) {
-			return nil, fmt.Errorf("%s is a Helm template, not plain YAML: the simulated cluster installs DeviceClasses without Helm", f)
-		}
-		docs = append(docs, data)
-	}
-	return docs, nil
 }

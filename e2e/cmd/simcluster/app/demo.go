@@ -109,6 +109,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		phases = append(phases, fmt.Sprintf("%s %.2fs", t.Phase, t.Duration.Seconds()))
 	}
 	d.progress("cluster ready: %d nodes (%s); %s", len(d.cluster.Nodes()), describeNodes(d.cluster.Nodes()), strings.Join(phases, ", "))
+	install, err := describeInstall(ctx, d.client)
+	if err != nil {
+		return err
+	}
+	d.progress("%s", install)
 
 	if _, err := d.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", demoNamespace, err)

@@ -64,6 +64,11 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	_, _ = fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s); kubeconfig written to %s; Ctrl-C to stop\n",
 		time.Since(start).Seconds(), len(cluster.Nodes()), describeNodes(cluster.Nodes()), *kubeconfig)
+	install, err := describeInstall(ctx, cluster.Client())
+	if err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(stdout, "%s; see them with: kubectl --kubeconfig %s get pods -n %s\n", install, *kubeconfig, simcluster.OperatorNamespace)
 	if !*exitWhenReady {
 		<-ctx.Done()
 	}
