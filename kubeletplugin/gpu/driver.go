@@ -153,7 +153,7 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if err := d.removeOrphanCDISpecs(ctx); err != nil {
 		return nil, err
 	}
-	if err := d.resetUnheldComputeModes(ctx); err != nil {
+	if err := d.resetUnheldSharing(ctx); err != nil {
 		return nil, err
 	}
 	d.updateDeviceMetrics()

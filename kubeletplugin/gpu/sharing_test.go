@@ -143,6 +143,30 @@ func TestStartResetsExclusiveProcessModeNoClaimHolds(t *testing.T) {
 	}
 }
 
+// TestStartResetsTheTimeSliceNoClaimHolds: a time slice set behind the plugin's back (or by an earlier boot whose
+// checkpoint was discarded) on a GPU no claim holds is back to the default after a start; a time-sliced claim
+// keeps its GPU's slice.
+func TestStartResetsTheTimeSliceNoClaimHolds(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	ts := makeClaim("ts", "uid-ts").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tsLong).obj()
+	if _, err := prepareOne(t, d, ts); err != nil {
+		t.Fatal(err)
+	}
+	stray, _ := e.lib.DeviceGetHandleByIndex(4)
+	if r := stray.SetTimeSlice(3); r != 0 { // Long, set behind the plugin's back
+		t.Fatalf("set time slice: %v", r)
+	}
+
+	e.mustDriver() // restarted on the same boot
+	if got, _ := e.lib.TimeSlice(4); got.String() != "Default" {
+		t.Errorf("GPU 4, which no claim holds, has time slice %v after the start, want Default", got)
+	}
+	if got, _ := e.lib.TimeSlice(1); got.String() != "Long" {
+		t.Errorf("GPU 1, held by a time-sliced claim, has time slice %v after the start, want Long", got)
+	}
+}
+
 // TestSharingBehindAGateThatIsOffIsRefused: with TimeSlicingSettings or MPSSupport off, a claim asking for that
 // sharing fails at prepare naming the gate, and the GPU's settings stay untouched.
 func TestSharingBehindAGateThatIsOffIsRefused(t *testing.T) {

@@ -91,29 +91,42 @@ func (d *Driver) removeOrphanCDISpecs(ctx context.Context) error {
 	return nil
 }
 
-// resetUnheldComputeModes puts every full GPU that no recorded claim set to exclusive-process mode (MPS) back
-// to the default compute mode. Prepare records that change before it makes it and unprepare undoes it, so
+// resetUnheldSharing puts every full GPU that no recorded claim shares back to the defaults: the default
+// compute mode where a GPU is in exclusive-process mode (MPS) and no claim set it, and the default time slice
+// where no claim set one. Prepare records these changes before it makes them and unprepare undoes them, so
 // this only finds a GPU that an earlier boot's plugin, whose checkpoint was discarded, or someone by hand left
-// in that mode: the next tenant of the GPU would otherwise get one process at a time. The time slice has no
-// NVML getter to check against; it is reset by unprepare only.
-func (d *Driver) resetUnheldComputeModes(ctx context.Context) error {
-	held := map[string]bool{}
+// shared: the next tenant of the GPU would otherwise get one process at a time, or another's time slice. The
+// time slice has no NVML getter, so it is set to the default on every such GPU; a failure to do so (no
+// nvidia-smi, a GPU without time slices) is logged and does not stop the plugin.
+func (d *Driver) resetUnheldSharing(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	exclusive, timeSliced := map[string]bool{}, map[string]bool{}
 	for _, cs := range d.state.ledger.Claims() {
 		for _, dev := range cs.Devices {
 			var data deviceData
-			if json.Unmarshal(dev.Data, &data) == nil && data.ExclusiveProcess {
-				held[data.UUID] = true
+			if json.Unmarshal(dev.Data, &data) != nil {
+				continue
 			}
+			exclusive[data.UUID] = exclusive[data.UUID] || data.ExclusiveProcess
+			timeSliced[data.UUID] = timeSliced[data.UUID] || data.TimeSliceSet
 		}
 	}
 	var errs []error
 	for _, g := range d.state.inventory.GPUs {
-		if g.MigEnabled || held[g.UUID] {
+		if g.MigEnabled || (exclusive[g.UUID] && timeSliced[g.UUID]) {
 			continue
 		}
 		dev, err := d.deviceByUUID(g.UUID)
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if !timeSliced[g.UUID] {
+			if err := nvmlErr(d.nvml, "reset the time slice of a GPU no claim holds", dev.SetTimeSlice(nvml.TimeSliceDefault)); err != nil {
+				logger.Error(err, "Could not reset the time slice of a GPU no claim holds; a tenant may inherit a time slice set outside the plugin", "gpu", g.UUID)
+			}
+		}
+		if exclusive[g.UUID] {
 			continue
 		}
 		mode, r := dev.GetComputeMode()
@@ -124,7 +137,7 @@ func (d *Driver) resetUnheldComputeModes(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("gpu %s: %w", g.UUID, err))
 			continue
 		}
-		klog.FromContext(ctx).Info("Reset the compute mode of a GPU no claim holds to default", "gpu", g.UUID)
+		logger.Info("Reset the compute mode of a GPU no claim holds to default", "gpu", g.UUID)
 	}
 	return errors.Join(errs...)
 }
