@@ -25,6 +25,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -189,6 +191,38 @@ var _ = Describe("ComputeDomain controller", func() {
 			g.Expect(condition(got, v1beta1.ComputeDomainConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
 		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+	})
+
+	It("ignores member records that disagree with where the domain's daemons run: a node with no daemon of the domain, an address that is not its daemon's", func() {
+		cd := createDomain(ctx, "guarded", ns)
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n11", operatorNamespace).Clique(rack1).IP("127.0.7.1").Ready().Obj())
+		applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n12", operatorNamespace).Clique(rack1).IP("127.0.7.2").Ready().Obj())
+		readyChannels(ctx, cd, 2)
+
+		By("a compromised node's daemon, of no pod of the domain, writing its own record into the domain")
+		applyMemberRecord(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n13", operatorNamespace).Clique(rack1).IP("127.0.7.3").Ready().Obj())
+		By("a member's record rewritten to another address than its daemon pod's")
+		applyMemberRecord(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n12", operatorNamespace).Clique(rack1).IP("127.0.7.66").Ready().Obj())
+		Eventually(func(g Gomega) {
+			var events eventsv1.EventList
+			g.Expect(k8s.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+			var notes []string
+			for _, e := range events.Items {
+				if e.Reason == v1beta1.ComputeDomainReasonMemberRecordRefused && e.Regarding.Name == cd.Name {
+					notes = append(notes, e.Note)
+				}
+			}
+			g.Expect(notes).To(ContainElement(ContainSubstring("no IMEX daemon of the domain runs on node r1-n13")))
+			g.Expect(notes).To(ContainElement(ContainSubstring("address 127.0.7.66 is not the address 127.0.7.2")))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		Consistently(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			nodes := map[string]string{}
+			for _, n := range got.Status.Nodes {
+				nodes[n.Name] = n.IPAddress
+			}
+			g.Expect(nodes).To(Equal(map[string]string{"r1-n11": "127.0.7.1"}), "only the record that agrees with its daemon pod counts")
+		}).WithTimeout(consistently).WithPolling(poll).Should(Succeed())
 	})
 
 	It("gives two domains in one clique different channels, and a domain across two racks one ensemble per rack", func() {
@@ -427,6 +461,47 @@ func readyChannels(ctx context.Context, cd *v1beta1.ComputeDomain, nodes int32) 
 // applyMember writes a member record as the node's daemon does: server-side apply of spec and status
 // with the daemon's field owner.
 func applyMember(ctx context.Context, m *v1beta1.ComputeDomainMember) {
+	GinkgoHelper()
+	runDaemonPod(ctx, m)
+	applyMemberRecord(ctx, m)
+}
+
+// runDaemonPod stands in for the DaemonSet controller and the kubelet: the domain's IMEX daemon pod on the
+// member's node, with the member's address as its pod IP, as the daemon that writes the record runs.
+func runDaemonPod(ctx context.Context, m *v1beta1.ComputeDomainMember) {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: m.Namespace,
+			Name:      "imex-" + m.Spec.DomainUID[:8] + "-" + m.Spec.NodeName,
+			Labels:    map[string]string{computedomain.AppLabelKey: computedomain.DaemonAppLabelValue, v1beta1.ComputeDomainLabelKey: m.Spec.DomainUID},
+			Annotations: map[string]string{
+				computedomain.DomainNamespaceAnnotation: m.Spec.DomainNamespace, computedomain.DomainNameAnnotation: m.Spec.DomainName,
+			},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                     m.Spec.NodeName,
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers:                   []corev1.Container{{Name: "daemon", Image: "daemon:test"}},
+		},
+	}
+	err := k8s.Create(ctx, pod)
+	if apierrors.IsAlreadyExists(err) {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	if m.Spec.IPAddress == "" || pod.Status.PodIP == m.Spec.IPAddress {
+		return
+	}
+	pod.Status.PodIP = m.Spec.IPAddress
+	pod.Status.PodIPs = []corev1.PodIP{{IP: m.Spec.IPAddress}}
+	Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+}
+
+// applyMemberRecord writes a member record as a daemon does (server-side apply of spec, then status), with
+// no daemon pod behind it unless one runs already.
+func applyMemberRecord(ctx context.Context, m *v1beta1.ComputeDomainMember) {
 	GinkgoHelper()
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
 	Expect(err).NotTo(HaveOccurred())

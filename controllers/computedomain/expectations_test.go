@@ -19,6 +19,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -38,7 +40,8 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
 	stale := cd.DeepCopy()
 	base := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(cd, utiltesting.MakeComputeDomainMember(cd, "n2", testOperatorNS).Clique("c.1").Obj()).
+		WithObjects(cd, utiltesting.MakeComputeDomainMember(cd, "n2", testOperatorNS).Clique("c.1").Obj(),
+			daemonPod(cd, "n2", "10.0.0.2"), daemonPod(cd, "n1", "10.0.0.1")).
 		WithStatusSubresource(&v1beta1.ComputeDomain{}).
 		WithIndex(&v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField, func(o client.Object) []string {
 			return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
@@ -76,5 +79,20 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]int32{"n2": 0, "n1": 1}, indices); diff != "" {
 		t.Errorf("indices (-want +got):\n%s", diff)
+	}
+}
+
+// daemonPod is the domain's IMEX daemon pod on a node, running at ip, as the DaemonSet controller and the
+// kubelet would leave it: what makes the node's member record count (membership.Trust).
+func daemonPod(cd *v1beta1.ComputeDomain, node, ip string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   testOperatorNS,
+			Name:        "imex-" + node,
+			Labels:      map[string]string{AppLabelKey: DaemonAppLabelValue, v1beta1.ComputeDomainLabelKey: string(cd.UID)},
+			Annotations: domainAnnotations(cd),
+		},
+		Spec:   corev1.PodSpec{NodeName: node},
+		Status: corev1.PodStatus{PodIP: ip},
 	}
 }

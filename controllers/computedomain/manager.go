@@ -21,6 +21,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -109,6 +110,10 @@ func cacheByObject(operatorNamespace string) (map[client.Object]cache.ByObject, 
 		&resourcev1.ResourceClaim{}:         {Label: labels.NewSelector().Add(*workload)},
 		&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 		&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+		&corev1.Pod{}: {
+			Label:      labels.SelectorFromSet(labels.Set{AppLabelKey: DaemonAppLabelValue}),
+			Namespaces: map[string]cache.Config{operatorNamespace: {}},
+		},
 	}, nil
 }
 
@@ -128,6 +133,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
 		Watches(&resourcev1.ResourceClaim{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
 		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
+		// A daemon pod's address decides whether its member record is trusted (membership.Trust).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -179,10 +180,16 @@ func (r *Reconciler) reconcileDaemons(ctx context.Context, s *scope) error {
 // reconcileMembership lists the domain's member records and makes sure the domain holds a channel in every
 // clique they are in.
 func (r *Reconciler) reconcileMembership(ctx context.Context, s *scope) error {
-	members, err := r.members(ctx, s.domain)
+	records, err := r.members(ctx, s.domain)
 	if err != nil {
 		return err
 	}
+	daemons, err := r.daemons(ctx, s.domain)
+	if err != nil {
+		return err
+	}
+	members, refused := membership.Trust(records, daemons)
+	r.reportRefusals(ctx, s.domain, refused)
 	s.members = members
 	s.channels, s.channelErrors = r.assignChannels(s.domain, members)
 	s.membersObserved = true
@@ -232,6 +239,36 @@ func (r *Reconciler) members(ctx context.Context, cd *v1beta1.ComputeDomain) ([]
 		return nil, fmt.Errorf("list ComputeDomainMembers of %s: %w", klog.KObj(cd), err)
 	}
 	return list.Items, nil
+}
+
+// daemons lists where the domain's IMEX daemon pods run, from the cache of daemon pods in the operator
+// namespace.
+func (r *Reconciler) daemons(ctx context.Context, cd *v1beta1.ComputeDomain) (membership.Daemons, error) {
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, client.InNamespace(r.cfg.OperatorNamespace),
+		client.MatchingLabels{AppLabelKey: DaemonAppLabelValue, v1beta1.ComputeDomainLabelKey: string(cd.UID)}); err != nil {
+		return nil, fmt.Errorf("list IMEX daemon pods of %s: %w", klog.KObj(cd), err)
+	}
+	daemons := membership.Daemons{}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			daemons[p.Spec.NodeName] = p.Status.PodIP
+		}
+	}
+	return daemons, nil
+}
+
+// reportRefusals logs each member record the domain does not trust and tells the domain's owner with a
+// warning event (the recorder folds repeats of one record into a series).
+func (r *Reconciler) reportRefusals(ctx context.Context, cd *v1beta1.ComputeDomain, refused []membership.Refusal) {
+	for _, f := range refused {
+		klog.FromContext(ctx).Info("Ignoring a member record that disagrees with where the domain's daemons run",
+			"member", klog.KObj(&f.Member), "node", f.Member.Spec.NodeName, "reason", f.Reason)
+		if r.recorder != nil {
+			r.recorder.Eventf(cd, &f.Member, "Warning", v1beta1.ComputeDomainReasonMemberRecordRefused, "Reconcile",
+				"%s", eventNote(fmt.Sprintf("member record %s ignored: %s", f.Member.Name, f.Reason)))
+		}
+	}
 }
 
 // assignChannels makes sure the domain holds a channel in every clique its members are in.

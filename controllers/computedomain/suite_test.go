@@ -38,6 +38,8 @@ const operatorNamespace = "nvidia-dra"
 const (
 	reconciled = 20 * time.Second
 	poll       = 100 * time.Millisecond
+	// consistently is how long a state that must not change is watched.
+	consistently = 2 * time.Second
 )
 
 var (

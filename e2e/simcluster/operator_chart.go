@@ -167,6 +167,7 @@ func KubernetesVersion() (string, error) {
 }
 
 const kubernetesModule = "k8s.io/kubernetes"
+
 func loadChart() (*chart.Chart, error) {
 	root, err := RepoRoot()
 	if err != nil {

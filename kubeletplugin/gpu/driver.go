@@ -26,9 +26,9 @@ import (
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
-	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )

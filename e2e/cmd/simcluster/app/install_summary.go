@@ -56,4 +56,3 @@ func describeInstall(ctx context.Context, client kubernetes.Interface) (string, 
 	return fmt.Sprintf("operator installed by `helm install %s %s -n %s` (Helm SDK): pods %s, our binaries run from image %s",
 		simcluster.ReleaseName, simcluster.ChartPath, simcluster.OperatorNamespace, strings.Join(parts, ", "), strings.Join(imageList, ", ")), nil
 }
-
