@@ -33,7 +33,8 @@ type ComputeDomainChannelConfig struct {
 	// +required
 	DomainID string `json:"domainID"`
 
-	// allocationMode is Single (the domain's channel, the default) or All (every channel of the node).
+	// allocationMode is Single (the domain's channel, the default) or All (every channel of the domain's IMEX
+	// ensemble on the node: today its one channel, never a channel of another domain).
 	// +optional
 	AllocationMode ComputeDomainAllocationMode `json:"allocationMode,omitempty"`
 }

@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -104,7 +105,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	scheme, err := kubescheme.New()
 	Expect(err).NotTo(HaveOccurred())
-	env.crClient, err = client.NewWithWatch(env.restConfig, client.Options{Scheme: scheme})
+	// Our kinds have no protobuf encoding (the simulated cluster's admin configuration asks for protobuf).
+	crConfig := rest.CopyConfig(env.restConfig)
+	crConfig.ContentType = runtime.ContentTypeJSON
+	env.crClient, err = client.NewWithWatch(crConfig, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	env.applier, err = simcluster.NewApplier(env.restConfig)
 	Expect(err).NotTo(HaveOccurred())
