@@ -80,6 +80,7 @@ func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimS
 		if err := d.undoSharing(data); err != nil && !lost(ctx, dev.Device, err) {
 			errs = append(errs, fmt.Errorf("device %s: %w", dev.Device, err))
 		}
+		d.crash.At("unprepare-sharing-undone")
 		if data.CreatedMig && data.UUID != "" {
 			parent, err := d.deviceByUUID(data.ParentUUID)
 			if err == nil {
@@ -90,11 +91,13 @@ func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimS
 				continue
 			}
 			logger.V(2).Info("Destroyed MIG instance", "device", dev.Device, "gi", data.GIID, "ci", data.CIID)
+			d.crash.At("unprepare-mig-destroyed")
 		}
 	}
 	if err := d.cdi.Delete(uid); err != nil {
 		errs = append(errs, err)
 	}
+	d.crash.At("unprepare-cdi-deleted")
 	if len(errs) > 0 {
 		return &prepareError{reason: reasonNVML, err: errors.Join(errs...)}
 	}

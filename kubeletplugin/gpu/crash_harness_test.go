@@ -1,0 +1,298 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package gpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+)
+
+// The crash harness kills the plugin (a panic at a crash point, as SIGKILL stops the process there; the
+// checkpoint, CDI specs and the mock GPUs survive as the disk and hardware do) at a random one of the crash
+// points a random script of prepares and unprepares passes, of GPU, MIG, time-sliced and MPS claims. It then
+// restarts the plugin and retries the interrupted call, as the kubelet does, finishes the script, and checks
+// the node: every claim the script left prepared is prepared exactly once, no device belongs to two claims,
+// no CDI spec or MIG instance outlives its claim, and a GPU no claim shares has its default compute mode and
+// time slice. CRASH_TRIALS sets the number of crashes (default 200), CRASH_SEED the seed.
+func TestCrashHarness(t *testing.T) {
+	trials := envInt(t, "CRASH_TRIALS", 200)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("CRASH_SEED"); s != "" {
+		seed = uint64(envInt(t, "CRASH_SEED", 0))
+	}
+	t.Logf("CRASH_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	crashes, points := 0, map[string]int{}
+	for attempt := 0; crashes < trials && attempt < 4*trials; attempt++ {
+		point := runCrashTrial(t, rng, fmt.Sprintf("seed %d attempt %d", seed, attempt))
+		if point != "" {
+			crashes++
+			points[point]++
+		}
+	}
+	if crashes < trials {
+		t.Fatalf("only %d of %d trials reached a crash point", crashes, trials)
+	}
+	t.Logf("%d crashes survived; by point: %v", crashes, points)
+	for _, p := range []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
+		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted"} {
+		if points[p] == 0 && trials >= 200 {
+			t.Errorf("no trial crashed at %s", p)
+		}
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s=%q: want a number", name, s)
+	}
+	return n
+}
+
+// harnessStep is one call of the script: prepare or unprepare one claim.
+type harnessStep struct {
+	prepare bool
+	claim   *resourceapi.ResourceClaim
+}
+
+// crashScript is a random script over the node's claims: each claim prepared once, in random order, and a
+// random half of them unprepared again, interleaved.
+func crashScript(rng *rand.Rand, claims []*resourceapi.ResourceClaim) []harnessStep {
+	var steps []harnessStep
+	order := rng.Perm(len(claims))
+	for _, i := range order {
+		steps = append(steps, harnessStep{prepare: true, claim: claims[i]})
+	}
+	for _, i := range rng.Perm(len(claims))[:len(claims)/2+rng.IntN(2)] {
+		at := rng.IntN(len(steps)+1-indexOfPrepare(steps, claims[i])) + indexOfPrepare(steps, claims[i]) + 1
+		if at > len(steps) {
+			at = len(steps)
+		}
+		steps = slices.Insert(steps, at, harnessStep{claim: claims[i]})
+	}
+	return steps
+}
+
+func indexOfPrepare(steps []harnessStep, c *resourceapi.ResourceClaim) int {
+	return slices.IndexFunc(steps, func(s harnessStep) bool { return s.prepare && s.claim == c })
+}
+
+// harnessClaims are the claims of a trial: full GPUs (exclusive, time-sliced, MPS, two GPUs in one claim) on an
+// HGX node, or dynamic MIG partitions on an A100 node.
+func harnessClaims(t *testing.T, rng *rand.Rand) (*testNodeEnv, []*resourceapi.ResourceClaim) {
+	if rng.IntN(2) == 0 {
+		e := newTestNodeEnv(t, "hgx-h100-8")
+		mps := `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`
+		return e, []*resourceapi.ResourceClaim{
+			makeClaim("excl", "uid-excl").device("gpu", "gpu-0").obj(),
+			makeClaim("ts", "uid-ts").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tsLong).obj(),
+			makeClaim("mps", "uid-mps").device("gpu", "gpu-2").config(resourceapi.AllocationConfigSourceClass, mps).obj(),
+			makeClaim("pair", "uid-pair").device("gpu", "gpu-3").device("gpu", "gpu-4").obj(),
+		}
+	}
+	e := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG())
+	d := e.mustDriver()
+	var small []string
+	for _, dev := range allDevices(d.Resources()) {
+		p, _ := strAttr(dev, attrParentUUID)
+		prof, _ := strAttr(dev, attrProfile)
+		if p == gpuUUIDOf(t, d, 3) && prof == "1g.5gb" {
+			small = append(small, dev.Name)
+		}
+	}
+	if len(small) < 3 {
+		t.Fatalf("want 3 small partitions on GPU 3, got %v", small)
+	}
+	return e, []*resourceapi.ResourceClaim{
+		makeClaim("mig-a", "uid-mig-a").device("mig", small[0]).obj(),
+		makeClaim("mig-b", "uid-mig-b").device("mig", small[1]).device("mig", small[2]).obj(),
+	}
+}
+
+// runCrashTrial runs one script with a crash at a random crash-point hit and checks the node; it returns the
+// point it crashed at ("" when the script passed fewer points than drawn).
+func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) string {
+	t.Helper()
+	e, claims := harnessClaims(t, rng)
+	steps := crashScript(rng, claims)
+	crashAt, hits, crashedAt := 1+rng.IntN(12), 0, ""
+	d := e.mustDriver()
+	d.crash = func(point string) bool {
+		hits++
+		if hits == crashAt {
+			crashedAt = point
+			return true
+		}
+		return false
+	}
+	call := func(d *Driver, s harnessStep) (crashed bool, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r != draplugin.ErrSimulatedCrash { //nolint:errorlint // recover returns the panic value itself
+					panic(r)
+				}
+				crashed = true
+			}
+		}()
+		if s.prepare {
+			_, err = prepareOne(t, d, s.claim)
+			return false, err
+		}
+		return false, unprepare(t, d, string(s.claim.UID))[s.claim.UID]
+	}
+	prepared := map[string]*resourceapi.ResourceClaim{}
+	abandoned := map[*resourceapi.ResourceClaim]bool{}
+	for _, s := range steps {
+		if abandoned[s.claim] {
+			continue
+		}
+		crashed, err := call(d, s)
+		if crashed {
+			d = e.mustDriver() // the restarted plugin: same checkpoint, CDI root and GPUs
+			if s.prepare && rng.IntN(2) == 0 {
+				// The pod was deleted while its claim failed to prepare: the kubelet unprepares it instead.
+				abandoned[s.claim] = true
+				s = harnessStep{claim: s.claim}
+			}
+			crashed, err = call(d, s)
+			if crashed {
+				t.Fatalf("%s: the restarted plugin crashed with no hook", trial)
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s: %s %s after a crash at %q: %v", trial, map[bool]string{true: "prepare", false: "unprepare"}[s.prepare], s.claim.Name, crashedAt, err)
+		}
+		if s.prepare {
+			prepared[string(s.claim.UID)] = s.claim
+		} else {
+			delete(prepared, string(s.claim.UID))
+		}
+	}
+	checkNode(t, e, d, prepared, fmt.Sprintf("%s (crash at %q)", trial, crashedAt))
+	// Everything unprepared: nothing is left.
+	for uid := range prepared {
+		if err := unprepare(t, d, uid)[types.UID(uid)]; err != nil {
+			t.Fatalf("%s: final unprepare of %s: %v", trial, uid, err)
+		}
+	}
+	checkNode(t, e, d, nil, trial+" after unpreparing everything")
+	return crashedAt
+}
+
+// checkNode checks the node against the claims that should be prepared.
+func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*resourceapi.ResourceClaim, trial string) {
+	t.Helper()
+	state := loadState(t, e)
+	owner := map[string]string{}
+	for uid, cs := range state.Claims {
+		if _, ok := prepared[uid]; !ok {
+			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
+			continue
+		}
+		if cs.Status != checkpoint.PrepareCompleted {
+			t.Errorf("%s: claim %s is %s, want %s", trial, uid, cs.Status, checkpoint.PrepareCompleted)
+		}
+		for _, dev := range cs.Devices {
+			if other, taken := owner[dev.Device]; taken {
+				t.Errorf("%s: device %s is prepared for claims %s and %s", trial, dev.Device, other, uid)
+			}
+			owner[dev.Device] = uid
+		}
+	}
+	for uid := range prepared {
+		if _, ok := state.Claims[uid]; !ok {
+			t.Errorf("%s: claim %s should be prepared but is not recorded", trial, uid)
+		}
+	}
+	specs := specFiles(t, e)
+	slices.Sort(specs)
+	var want []string
+	for uid := range prepared {
+		want = append(want, uid)
+	}
+	slices.Sort(want)
+	if !slices.Equal(specs, want) {
+		t.Errorf("%s: CDI specs of %v, want those of %v", trial, specs, want)
+	}
+	// Prepared exactly once: preparing again changes nothing (same CDI devices, no new MIG instance).
+	migBefore := totalMigInstances(t, e, d)
+	for _, c := range prepared {
+		if _, err := prepareOne(t, d, c); err != nil {
+			t.Errorf("%s: repeated prepare of %s: %v", trial, c.Name, err)
+		}
+	}
+	if got := totalMigInstances(t, e, d); got != migBefore {
+		t.Errorf("%s: a repeated prepare changed the MIG instances from %d to %d", trial, migBefore, got)
+	}
+	wantMig := 0
+	for _, c := range prepared {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if r.Request == "mig" {
+				wantMig++
+			}
+		}
+	}
+	if migBefore != wantMig {
+		t.Errorf("%s: %d MIG instances, want %d (one per prepared partition)", trial, migBefore, wantMig)
+	}
+	// Sharing settings: only on the GPUs of prepared sharing claims.
+	for _, g := range d.Inventory().GPUs {
+		if g.MigEnabled {
+			continue
+		}
+		dev, _ := e.lib.DeviceGetHandleByIndex(g.Minor)
+		mode, _ := dev.GetComputeMode()
+		slice, _ := e.lib.TimeSlice(g.Minor)
+		wantMode, wantSlice := nvml.COMPUTEMODE_DEFAULT, nvml.TimeSliceDefault
+		if _, ok := prepared["uid-mps"]; ok && g.Minor == 2 {
+			wantMode = nvml.COMPUTEMODE_EXCLUSIVE_PROCESS
+		}
+		if _, ok := prepared["uid-ts"]; ok && g.Minor == 1 {
+			wantSlice = nvml.TimeSliceLong
+		}
+		if mode != wantMode || slice != wantSlice {
+			t.Errorf("%s: GPU %d has compute mode %v and time slice %v, want %v and %v", trial, g.Minor, mode, slice, wantMode, wantSlice)
+		}
+	}
+}
+
+func totalMigInstances(t *testing.T, e *testNodeEnv, d *Driver) int {
+	t.Helper()
+	n := 0
+	for _, g := range d.Inventory().GPUs {
+		if g.MigEnabled {
+			n += migInstances(t, e.lib, g.UUID)
+		}
+	}
+	return n
+}
