@@ -51,9 +51,12 @@ func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
 	if err := d.cdi.Delete(uid); err != nil {
 		return fmt.Errorf("unprepare claim %s: %w", uid, err)
 	}
+	d.crash.At("unprepare-cdi-deleted")
 	if err := d.deleteClaim(uid); err != nil {
 		return fmt.Errorf("unprepare claim %s: %w", uid, err)
 	}
+	// A kill here leaves the domain's IMEX config directory without a claim: the next start removes it.
+	d.crash.At("unprepare-claim-deleted")
 	if data.Kind != apiv1beta1.DeviceTypeDaemon || data.DomainUID == "" || d.domainHasClaims(data.DomainUID, data.Kind) {
 		return nil
 	}

@@ -17,94 +17,83 @@ package gpu
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
-	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
-	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
 // The crash harness kills the plugin (a panic at a crash point, as SIGKILL stops the process there; the
 // checkpoint, CDI specs and the mock GPUs survive as the disk and hardware do) at a random one of the crash
 // points a random script of prepares and unprepares passes, of GPU, MIG, time-sliced and MPS claims. It then
-// restarts the plugin and retries the interrupted call, as the kubelet does, finishes the script, and checks
-// the node: every claim the script left prepared is prepared exactly once, no device belongs to two claims,
-// no CDI spec or MIG instance outlives its claim, and a GPU no claim shares has its default compute mode and
-// time slice. CRASH_TRIALS sets the number of crashes (default 200), CRASH_SEED the seed.
+// restarts the plugin and answers as the kubelet does (retry, or unprepare a claim whose pod went away),
+// finishes the script, and checks the node: every claim the script left prepared is prepared exactly once, no
+// device belongs to two claims, no CDI spec or MIG instance outlives its claim, and a GPU no claim shares has
+// its default compute mode and time slice. CRASH_TRIALS sets the number of crashes (default 200), CRASH_SEED
+// the seed.
 func TestCrashHarness(t *testing.T) {
-	trials := envInt(t, "CRASH_TRIALS", 200)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("CRASH_SEED"); s != "" {
-		seed = uint64(envInt(t, "CRASH_SEED", 0))
-	}
-	t.Logf("CRASH_SEED=%d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
+	trials, rng := crashtest.Trials(t, 200)
+	// Every crash point at least once, however rare: trials go on past the count until each was hit.
+	all := []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
+		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted"}
 	crashes, points := 0, map[string]int{}
-	for attempt := 0; crashes < trials && attempt < 4*trials; attempt++ {
-		point := runCrashTrial(t, rng, fmt.Sprintf("seed %d attempt %d", seed, attempt))
-		if point != "" {
+	covered := func() bool { return !slices.ContainsFunc(all, func(p string) bool { return points[p] == 0 }) }
+	for attempt := 0; (crashes < trials || !covered()) && attempt < 10*trials; attempt++ {
+		if point := runCrashTrial(t, rng, fmt.Sprintf("attempt %d", attempt)); point != "" {
 			crashes++
 			points[point]++
 		}
 	}
-	if crashes < trials {
-		t.Fatalf("only %d of %d trials reached a crash point", crashes, trials)
-	}
 	t.Logf("%d crashes survived; by point: %v", crashes, points)
-	for _, p := range []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
-		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted"} {
-		if points[p] == 0 && trials >= 200 {
-			t.Errorf("no trial crashed at %s", p)
-		}
+	if crashes < trials || (trials > 0 && !covered()) {
+		t.Fatalf("%d of %d trials reached a crash point, by point %v; want every one of %v", crashes, trials, points, all)
 	}
 }
 
-func envInt(t *testing.T, name string, def int) int {
+// gpuNode is the GPU plugin on a harness node.
+type gpuNode struct {
+	t      *testing.T
+	e      *testNodeEnv
+	d      *Driver
+	claims []*resourceapi.ResourceClaim
+}
+
+func (n *gpuNode) Restart() { n.d = n.e.mustDriver() }
+
+func (n *gpuNode) Call(prepare bool, i int) error {
+	if prepare {
+		_, err := prepareOne(n.t, n.d, n.claims[i])
+		return err
+	}
+	return unprepare(n.t, n.d, string(n.claims[i].UID))[n.claims[i].UID]
+}
+
+// runCrashTrial runs one script with a crash at a random crash-point hit and checks the node; it returns the
+// point it crashed at ("" when the script passed fewer points than drawn).
+func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) string {
 	t.Helper()
-	s := os.Getenv(name)
-	if s == "" {
-		return def
+	e, claims := harnessClaims(t, rng)
+	hook := crashtest.NewHook(rng, 24)
+	node := &gpuNode{t: t, e: e, d: e.mustDriver(), claims: claims}
+	node.d.crash = hook.At
+	left := crashtest.Run(t, rng, node, crashtest.Script(rng, len(claims)), trial)
+	node.d.crash = nil // the checks below are no part of the script
+	prepared := map[string]*resourceapi.ResourceClaim{}
+	for i := range left {
+		prepared[string(claims[i].UID)] = claims[i]
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatalf("%s=%q: want a number", name, s)
-	}
-	return n
-}
-
-// harnessStep is one call of the script: prepare or unprepare one claim.
-type harnessStep struct {
-	prepare bool
-	claim   *resourceapi.ResourceClaim
-}
-
-// crashScript is a random script over the node's claims: each claim prepared once, in random order, and a
-// random half of them unprepared again, interleaved.
-func crashScript(rng *rand.Rand, claims []*resourceapi.ResourceClaim) []harnessStep {
-	var steps []harnessStep
-	order := rng.Perm(len(claims))
-	for _, i := range order {
-		steps = append(steps, harnessStep{prepare: true, claim: claims[i]})
-	}
-	for _, i := range rng.Perm(len(claims))[:len(claims)/2+rng.IntN(2)] {
-		at := rng.IntN(len(steps)+1-indexOfPrepare(steps, claims[i])) + indexOfPrepare(steps, claims[i]) + 1
-		if at > len(steps) {
-			at = len(steps)
+	checkNode(t, e, node.d, prepared, fmt.Sprintf("%s (crash at %q)", trial, hook.Point))
+	for _, c := range prepared {
+		if err := unprepare(t, node.d, string(c.UID))[c.UID]; err != nil {
+			t.Fatalf("%s: final unprepare of %s: %v", trial, c.Name, err)
 		}
-		steps = slices.Insert(steps, at, harnessStep{claim: claims[i]})
 	}
-	return steps
-}
-
-func indexOfPrepare(steps []harnessStep, c *resourceapi.ResourceClaim) int {
-	return slices.IndexFunc(steps, func(s harnessStep) bool { return s.prepare && s.claim == c })
+	checkNode(t, e, node.d, nil, trial+" after unpreparing everything")
+	return hook.Point
 }
 
 // harnessClaims are the claims of a trial: full GPUs (exclusive, time-sliced, MPS, two GPUs in one claim) on an
@@ -137,76 +126,6 @@ func harnessClaims(t *testing.T, rng *rand.Rand) (*testNodeEnv, []*resourceapi.R
 		makeClaim("mig-a", "uid-mig-a").device("mig", small[0]).obj(),
 		makeClaim("mig-b", "uid-mig-b").device("mig", small[1]).device("mig", small[2]).obj(),
 	}
-}
-
-// runCrashTrial runs one script with a crash at a random crash-point hit and checks the node; it returns the
-// point it crashed at ("" when the script passed fewer points than drawn).
-func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) string {
-	t.Helper()
-	e, claims := harnessClaims(t, rng)
-	steps := crashScript(rng, claims)
-	crashAt, hits, crashedAt := 1+rng.IntN(12), 0, ""
-	d := e.mustDriver()
-	d.crash = func(point string) bool {
-		hits++
-		if hits == crashAt {
-			crashedAt = point
-			return true
-		}
-		return false
-	}
-	call := func(d *Driver, s harnessStep) (crashed bool, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				if r != draplugin.ErrSimulatedCrash { //nolint:errorlint // recover returns the panic value itself
-					panic(r)
-				}
-				crashed = true
-			}
-		}()
-		if s.prepare {
-			_, err = prepareOne(t, d, s.claim)
-			return false, err
-		}
-		return false, unprepare(t, d, string(s.claim.UID))[s.claim.UID]
-	}
-	prepared := map[string]*resourceapi.ResourceClaim{}
-	abandoned := map[*resourceapi.ResourceClaim]bool{}
-	for _, s := range steps {
-		if abandoned[s.claim] {
-			continue
-		}
-		crashed, err := call(d, s)
-		if crashed {
-			d = e.mustDriver() // the restarted plugin: same checkpoint, CDI root and GPUs
-			if s.prepare && rng.IntN(2) == 0 {
-				// The pod was deleted while its claim failed to prepare: the kubelet unprepares it instead.
-				abandoned[s.claim] = true
-				s = harnessStep{claim: s.claim}
-			}
-			crashed, err = call(d, s)
-			if crashed {
-				t.Fatalf("%s: the restarted plugin crashed with no hook", trial)
-			}
-		}
-		if err != nil {
-			t.Fatalf("%s: %s %s after a crash at %q: %v", trial, map[bool]string{true: "prepare", false: "unprepare"}[s.prepare], s.claim.Name, crashedAt, err)
-		}
-		if s.prepare {
-			prepared[string(s.claim.UID)] = s.claim
-		} else {
-			delete(prepared, string(s.claim.UID))
-		}
-	}
-	checkNode(t, e, d, prepared, fmt.Sprintf("%s (crash at %q)", trial, crashedAt))
-	// Everything unprepared: nothing is left.
-	for uid := range prepared {
-		if err := unprepare(t, d, uid)[types.UID(uid)]; err != nil {
-			t.Fatalf("%s: final unprepare of %s: %v", trial, uid, err)
-		}
-	}
-	checkNode(t, e, d, nil, trial+" after unpreparing everything")
-	return crashedAt
 }
 
 // checkNode checks the node against the claims that should be prepared.

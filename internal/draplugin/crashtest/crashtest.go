@@ -1,0 +1,147 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Package crashtest drives the kubelet plugins' crash harnesses: a random script of prepares and unprepares
+// over a node's claims, a crash hook that kills the plugin at a random one of the crash points the script
+// passes, and the kubelet's answer to a crash (retry the call, or unprepare a claim whose pod was deleted while
+// it failed to prepare). Each plugin checks its own node afterwards.
+package crashtest
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+)
+
+// Step is one kubelet call of a script: prepare or unprepare claim Claim (an index into the node's claims).
+type Step struct {
+	Prepare bool
+	Claim   int
+}
+
+// Script prepares each of n claims once, in random order, and unprepares a random half of them again, each
+// after its prepare.
+func Script(rng *rand.Rand, n int) []Step {
+	var steps []Step
+	for _, i := range rng.Perm(n) {
+		steps = append(steps, Step{Prepare: true, Claim: i})
+	}
+	for _, i := range rng.Perm(n)[:n/2+rng.IntN(2)] {
+		after := slices.IndexFunc(steps, func(s Step) bool { return s.Prepare && s.Claim == i }) + 1
+		steps = slices.Insert(steps, after+rng.IntN(len(steps)-after+1), Step{Claim: i})
+	}
+	return steps
+}
+
+// Hook crashes at the k-th crash point it is asked about and records which point that was.
+type Hook struct {
+	k, hits int
+	// Point is where it crashed; "" until then.
+	Point string
+}
+
+// NewHook crashes at a random one of the first maxHits crash-point hits.
+func NewHook(rng *rand.Rand, maxHits int) *Hook { return &Hook{k: 1 + rng.IntN(maxHits)} }
+
+// At is the plugins' draplugin.CrashHook.
+func (h *Hook) At(point string) bool {
+	h.hits++
+	if h.hits == h.k {
+		h.Point = point
+		return true
+	}
+	return false
+}
+
+// Recover runs call and reports whether it crashed at a crash point; other panics go on.
+func Recover(call func() error) (crashed bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != draplugin.ErrSimulatedCrash { //nolint:errorlint // recover returns the panic value itself
+				panic(r)
+			}
+			crashed = true
+		}
+	}()
+	return false, call()
+}
+
+// Node is what a harness needs of a plugin on one simulated node.
+type Node interface {
+	// Restart builds the plugin anew on the node's checkpoint, files and devices, as after a kill.
+	Restart()
+	// Call prepares or unprepares claim i.
+	Call(prepare bool, i int) error
+}
+
+// Run plays the script on the node: a call that crashes is followed by a restart and the kubelet's answer,
+// the same call again or, with probability 1/2 for a prepare, the unprepare of a claim whose pod was deleted
+// meanwhile (its later steps are dropped). It returns the claims the script leaves prepared.
+func Run(t *testing.T, rng *rand.Rand, node Node, steps []Step, trial string) map[int]bool {
+	t.Helper()
+	prepared, abandoned := map[int]bool{}, map[int]bool{}
+	for _, s := range steps {
+		if abandoned[s.Claim] {
+			continue
+		}
+		crashed, err := Recover(func() error { return node.Call(s.Prepare, s.Claim) })
+		if crashed {
+			node.Restart()
+			if s.Prepare && rng.IntN(2) == 0 {
+				abandoned[s.Claim] = true
+				s = Step{Claim: s.Claim}
+			}
+			if crashed, err = Recover(func() error { return node.Call(s.Prepare, s.Claim) }); crashed {
+				t.Fatalf("%s: the restarted plugin crashed", trial)
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s: %s of claim %d: %v", trial, map[bool]string{true: "prepare", false: "unprepare"}[s.Prepare], s.Claim, err)
+		}
+		if s.Prepare {
+			prepared[s.Claim] = true
+		} else {
+			delete(prepared, s.Claim)
+		}
+	}
+	return prepared
+}
+
+// Trials is CRASH_TRIALS (default def) and a seeded generator (CRASH_SEED, default the time), logged so that
+// a failure can be replayed.
+func Trials(t *testing.T, def int) (int, *rand.Rand) {
+	t.Helper()
+	trials, seed := def, uint64(time.Now().UnixNano())
+	if s := os.Getenv("CRASH_TRIALS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("CRASH_TRIALS=%q: want a number", s)
+		}
+		trials = n
+	}
+	if s := os.Getenv("CRASH_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("CRASH_SEED=%q: want a number", s)
+		}
+		seed = n
+	}
+	t.Logf("CRASH_SEED=%d CRASH_TRIALS=%d", seed, trials)
+	return trials, rand.New(rand.NewPCG(seed, 0))
+}
