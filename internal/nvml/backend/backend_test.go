@@ -187,3 +187,44 @@ func TestMockMIGDevicesAppearInAFakeHostRoot(t *testing.T) {
 		t.Errorf("capability %s after destroying the compute instance: %v, want ErrNotFound", ciCap, err)
 	}
 }
+
+// TestMockModeReadsTheNodesMachineFile: with --nvml-mock-machine-file the profile, cluster and rack come from the
+// node's host root, over the flags, so that one DaemonSet serves an HGX node and a GB200 tray alike; a bad
+// machine file is refused naming what is wrong.
+func TestMockModeReadsTheNodesMachineFile(t *testing.T) {
+	cases := map[string]struct {
+		machine mock.Machine
+		gpus    int
+	}{
+		"an HGX H100 node":   {machine: mock.Machine{Profile: "hgx-h100-8", Cluster: "sim"}, gpus: 8},
+		"a GB200 NVL72 tray": {machine: mock.Machine{Profile: "gb200-nvl72", Cluster: "sim", Rack: 3}, gpus: 4},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := tc.machine.WriteFile(filepath.Join(root, "etc/nvml-mock/machine.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			lib, err := Open(context.Background(), Options{Mode: ModeMock, Profile: "a100-40gb-mig", NodeName: "node-a",
+				MachineFile: "/etc/nvml-mock/machine.yaml", HostRoot: hostroot.New(root)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lib.Shutdown()
+			if n, _ := lib.DeviceGetCount(); n != tc.gpus {
+				t.Errorf("GPUs = %d, want %d from the machine file's profile", n, tc.gpus)
+			}
+		})
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/machine.yaml"), []byte("profile: gb9000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), Options{Mode: ModeMock, NodeName: "node-a", MachineFile: "/etc/machine.yaml", HostRoot: hostroot.New(root)})
+	if err == nil || !strings.Contains(err.Error(), `--nvml-mock-machine-file`) || !strings.Contains(err.Error(), `profile "gb9000": unknown (allowed:`) {
+		t.Errorf("a machine file with an unknown profile: error = %v", err)
+	}
+}
