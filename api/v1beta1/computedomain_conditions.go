@@ -54,8 +54,8 @@ const (
 	ComputeDomainReasonClaimTemplateConflict = "ClaimTemplateConflict"
 	// ComputeDomainReasonHealthy: nothing is degraded.
 	ComputeDomainReasonHealthy = "Healthy"
-	// ComputeDomainReasonMemberRecordRefused (an event's reason): a member record disagrees with where the
-	// domain's IMEX daemons run (a node that runs none of them, or another address than its daemon's) and is
-	// ignored.
+	// ComputeDomainReasonMemberRecordRefused (an event's reason): a member record disagrees with the domain's
+	// IMEX daemon pods (no daemon pod of the domain owns it, or it names another node or address than its
+	// daemon pod's) and is ignored.
 	ComputeDomainReasonMemberRecordRefused = "MemberRecordRefused"
 )

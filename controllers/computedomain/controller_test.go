@@ -193,7 +193,7 @@ var _ = Describe("ComputeDomain controller", func() {
 		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 	})
 
-	It("ignores member records that disagree with where the domain's daemons run: a node with no daemon of the domain, an address that is not its daemon's", func() {
+	It("ignores member records that disagree with the domain's daemon pods: one no daemon pod owns, an address that is not its daemon's", func() {
 		cd := createDomain(ctx, "guarded", ns)
 		applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n11", operatorNamespace).Clique(rack1).IP("127.0.7.1").Ready().Obj())
 		applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n12", operatorNamespace).Clique(rack1).IP("127.0.7.2").Ready().Obj())
@@ -202,7 +202,10 @@ var _ = Describe("ComputeDomain controller", func() {
 		By("a compromised node's daemon, of no pod of the domain, writing its own record into the domain")
 		applyMemberRecord(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n13", operatorNamespace).Clique(rack1).IP("127.0.7.3").Ready().Obj())
 		By("a member's record rewritten to another address than its daemon pod's")
-		applyMemberRecord(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n12", operatorNamespace).Clique(rack1).IP("127.0.7.66").Ready().Obj())
+		n12 := &corev1.Pod{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: "imex-" + string(cd.UID)[:8] + "-r1-n12"}, n12)).To(Succeed())
+		applyMemberRecord(ctx, utiltesting.MakeComputeDomainMember(cd, "r1-n12", operatorNamespace).Clique(rack1).IP("127.0.7.66").
+			OwnedBy(n12.Name, n12.UID).Ready().Obj())
 		Eventually(func(g Gomega) {
 			var events eventsv1.EventList
 			g.Expect(k8s.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
@@ -212,7 +215,7 @@ var _ = Describe("ComputeDomain controller", func() {
 					notes = append(notes, e.Note)
 				}
 			}
-			g.Expect(notes).To(ContainElement(ContainSubstring("no IMEX daemon of the domain runs on node r1-n13")))
+			g.Expect(notes).To(ContainElement(And(ContainSubstring("r1-n13"), ContainSubstring("not owned by an IMEX daemon pod of the domain"))))
 			g.Expect(notes).To(ContainElement(ContainSubstring("address 127.0.7.66 is not the address 127.0.7.2")))
 		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 		Consistently(func(g Gomega) {
@@ -462,13 +465,15 @@ func readyChannels(ctx context.Context, cd *v1beta1.ComputeDomain, nodes int32) 
 // with the daemon's field owner.
 func applyMember(ctx context.Context, m *v1beta1.ComputeDomainMember) {
 	GinkgoHelper()
-	runDaemonPod(ctx, m)
+	pod := runDaemonPod(ctx, m)
+	m = m.DeepCopy()
+	m.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: ptr.To(true)}}
 	applyMemberRecord(ctx, m)
 }
 
 // runDaemonPod stands in for the DaemonSet controller and the kubelet: the domain's IMEX daemon pod on the
 // member's node, with the member's address as its pod IP, as the daemon that writes the record runs.
-func runDaemonPod(ctx context.Context, m *v1beta1.ComputeDomainMember) {
+func runDaemonPod(ctx context.Context, m *v1beta1.ComputeDomainMember) *corev1.Pod {
 	GinkgoHelper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -492,15 +497,16 @@ func runDaemonPod(ctx context.Context, m *v1beta1.ComputeDomainMember) {
 		Expect(err).NotTo(HaveOccurred())
 	}
 	if m.Spec.IPAddress == "" || pod.Status.PodIP == m.Spec.IPAddress {
-		return
+		return pod
 	}
 	pod.Status.PodIP = m.Spec.IPAddress
 	pod.Status.PodIPs = []corev1.PodIP{{IP: m.Spec.IPAddress}}
 	Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+	return pod
 }
 
-// applyMemberRecord writes a member record as a daemon does (server-side apply of spec, then status), with
-// no daemon pod behind it unless one runs already.
+// applyMemberRecord writes a member record as a daemon does (server-side apply of spec, then status), owned by
+// whatever m says (applyMember: its daemon pod).
 func applyMemberRecord(ctx context.Context, m *v1beta1.ComputeDomainMember) {
 	GinkgoHelper()
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)

@@ -40,7 +40,7 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
 	stale := cd.DeepCopy()
 	base := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(cd, utiltesting.MakeComputeDomainMember(cd, "n2", testOperatorNS).Clique("c.1").Obj(),
+		WithObjects(cd, utiltesting.MakeComputeDomainMember(cd, "n2", testOperatorNS).Clique("c.1").OwnedBy("imex-n2", "pod-n2").Obj(),
 			daemonPod(cd, "n2", "10.0.0.2"), daemonPod(cd, "n1", "10.0.0.1")).
 		WithStatusSubresource(&v1beta1.ComputeDomain{}).
 		WithIndex(&v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField, func(o client.Object) []string {
@@ -63,7 +63,7 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 		t.Fatalf("first reconcile: %v", err)
 	}
 	// n1 joins after n2 and sorts before it: it must take the next free index, not n2's.
-	if err := base.Create(ctx, utiltesting.MakeComputeDomainMember(cd, "n1", testOperatorNS).Clique("c.1").Obj()); err != nil {
+	if err := base.Create(ctx, utiltesting.MakeComputeDomainMember(cd, "n1", testOperatorNS).Clique("c.1").OwnedBy("imex-n1", "pod-n1").Obj()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Reconcile(ctx, req); err != nil {
@@ -89,6 +89,7 @@ func daemonPod(cd *v1beta1.ComputeDomain, node, ip string) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   testOperatorNS,
 			Name:        "imex-" + node,
+			UID:         types.UID("pod-" + node),
 			Labels:      map[string]string{AppLabelKey: DaemonAppLabelValue, v1beta1.ComputeDomainLabelKey: string(cd.UID)},
 			Annotations: domainAnnotations(cd),
 		},

@@ -241,8 +241,7 @@ func (r *Reconciler) members(ctx context.Context, cd *v1beta1.ComputeDomain) ([]
 	return list.Items, nil
 }
 
-// daemons lists where the domain's IMEX daemon pods run, from the cache of daemon pods in the operator
-// namespace.
+// daemons lists the domain's IMEX daemon pods, from the cache of daemon pods in the operator namespace.
 func (r *Reconciler) daemons(ctx context.Context, cd *v1beta1.ComputeDomain) (membership.Daemons, error) {
 	var pods corev1.PodList
 	if err := r.client.List(ctx, &pods, client.InNamespace(r.cfg.OperatorNamespace),
@@ -251,9 +250,7 @@ func (r *Reconciler) daemons(ctx context.Context, cd *v1beta1.ComputeDomain) (me
 	}
 	daemons := membership.Daemons{}
 	for _, p := range pods.Items {
-		if p.Spec.NodeName != "" {
-			daemons[p.Spec.NodeName] = p.Status.PodIP
-		}
+		daemons[p.UID] = membership.Daemon{Node: p.Spec.NodeName, IP: p.Status.PodIP, Terminating: p.DeletionTimestamp != nil}
 	}
 	return daemons, nil
 }

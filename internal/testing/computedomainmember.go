@@ -19,6 +19,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
@@ -91,5 +92,11 @@ func (w *ComputeDomainMemberWrapper) Ready() *ComputeDomainMemberWrapper {
 func (w *ComputeDomainMemberWrapper) NotReady(condType, reason, message string) *ComputeDomainMemberWrapper {
 	w.Status.Ready = false
 	w.Status.Conditions = []metav1.Condition{{Type: condType, Status: metav1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: memberTransitionTime}}
+	return w
+}
+
+// OwnedBy makes the daemon pod podUID (named name) the record's owner, as the daemon that writes it does.
+func (w *ComputeDomainMemberWrapper) OwnedBy(name string, podUID types.UID) *ComputeDomainMemberWrapper {
+	w.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: name, UID: podUID, Controller: ptr.To(true)}}
 	return w
 }
