@@ -25,7 +25,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 var _ = Describe("The GPU cluster", func() {
@@ -80,18 +79,7 @@ var _ = Describe("A node whose agent stops", Serial, func() {
 
 		By("stopping the node agent of " + victim)
 		Expect(env.sim.StopNodeAgent(victim)).To(Succeed())
-		// Afterwards the lost node is removed as an operator would (kubectl delete node, and its pods force-deleted
-		// as the pod garbage collector does for pods of a node that is gone): a DaemonSet rollout of a later spec
-		// would otherwise wait for ever on the pod that no kubelet terminates.
-		DeferCleanup(func(ctx SpecContext) {
-			Expect(env.client.CoreV1().Nodes().Delete(ctx, victim, metav1.DeleteOptions{})).To(Succeed())
-			pods, err := env.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + victim})
-			Expect(err).NotTo(HaveOccurred())
-			for _, p := range pods.Items {
-				err := env.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-				Expect(client.IgnoreNotFound(err)).To(Succeed())
-			}
-		})
+		DeferCleanup(func(ctx SpecContext) { removeLostNode(ctx, victim) })
 
 		Eventually(ctx, func(g Gomega) {
 			node, err := env.client.CoreV1().Nodes().Get(ctx, victim, metav1.GetOptions{})
