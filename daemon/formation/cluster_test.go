@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -200,7 +201,7 @@ func (n *simNode) startDaemon(ctx context.Context, cd *v1beta1.ComputeDomain, ip
 		Identity:      identity.Identity{DomainUID: string(cd.UID), DomainName: cd.Name, DomainNamespace: cd.Namespace, CliqueID: n.clique, ConfigDir: specDir()},
 		NodeName:      n.name,
 		IPAddress:     ip,
-		Pod:           daemon.PodRef{Name: "cd-daemon-" + n.name, Namespace: operatorNamespace, UID: uuid.NewUUID()},
+		Pod:           n.runDaemonPod(ctx, cd, ip),
 		Client:        k8s,
 		Domain:        watch.Get,
 		DomainChanged: watch.Changed(),
@@ -219,6 +220,35 @@ func (n *simNode) startDaemon(ctx context.Context, cd *v1beta1.ComputeDomain, ip
 	n.mu.Unlock()
 }
 
+// runDaemonPod creates the daemon's Pod as the DaemonSet controller and the kubelet would leave it: in the
+// operator namespace, labeled and annotated with its domain, bound to the node, with its address. The
+// controller trusts a member record only through the daemon pod that owns it.
+func (n *simNode) runDaemonPod(ctx context.Context, cd *v1beta1.ComputeDomain, ip string) daemon.PodRef {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: operatorNamespace,
+			Name:      "cd-daemon-" + string(cd.UID)[:8] + "-" + n.name,
+			Labels:    map[string]string{computedomain.AppLabelKey: computedomain.DaemonAppLabelValue, v1beta1.ComputeDomainLabelKey: string(cd.UID)},
+			Annotations: map[string]string{
+				computedomain.DomainNamespaceAnnotation: cd.Namespace, computedomain.DomainNameAnnotation: cd.Name,
+			},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                     n.name,
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers:                   []corev1.Container{{Name: "daemon", Image: "daemon:test"}},
+		},
+	}
+	// A daemon that starts again on the node comes in a new pod.
+	Expect(client.IgnoreNotFound(k8s.Delete(ctx, pod.DeepCopy(), client.GracePeriodSeconds(0)))).To(Succeed())
+	Eventually(func() error { return k8s.Create(ctx, pod) }).WithTimeout(formed).WithPolling(poll).Should(Succeed())
+	pod.Status.PodIP = ip
+	pod.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+	Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+	return daemon.PodRef{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}
+}
+
 func (n *simNode) stopDaemon(ctx context.Context, cd *v1beta1.ComputeDomain) {
 	GinkgoHelper()
 	n.mu.Lock()
@@ -229,6 +259,10 @@ func (n *simNode) stopDaemon(ctx context.Context, cd *v1beta1.ComputeDomain) {
 		return
 	}
 	r.stop()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "cd-daemon-" + string(cd.UID)[:8] + "-" + n.name}}
+	if err := k8s.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+		Fail(err.Error())
+	}
 	m := &v1beta1.ComputeDomainMember{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: r.d.Record().Name()}}
 	if err := k8s.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
 		Fail(err.Error())

@@ -18,6 +18,7 @@ import (
 	"crypto/tls"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"net/url"
 	"sort"
 	"strings"
@@ -33,8 +34,9 @@ type apiServer struct {
 	tb     *componentTB
 	server kubeapiservertesting.TestServer
 	Config *rest.Config
-	// podAccess is how pods reach it (the kubernetes Service's address and CA).
+	// podAccess is how pods reach it (the kubernetes Service's address, the proxy, and its CA).
 	podAccess nodeagent.APIServer
+	proxy     *apiProxy
 	tearDown  func()
 }
 
@@ -107,12 +109,22 @@ func startAPIServer(tb *componentTB, etcd *embeddedEtcd, gates map[string]bool, 
 	if err != nil {
 		return nil, err
 	}
-	access := nodeagent.APIServer{Host: u.Hostname(), Port: u.Port(), CAData: ca}
-	return &apiServer{tb: tb, server: server, Config: cfg, podAccess: access, tearDown: server.TearDownFn}, nil
+	proxy, err := startAPIProxy(u.Host)
+	if err != nil {
+		server.TearDownFn()
+		return nil, fmt.Errorf("kube-apiserver proxy for pods: %w", err)
+	}
+	host, port, _ := net.SplitHostPort(proxy.Addr())
+	access := nodeagent.APIServer{Host: host, Port: port, CAData: ca}
+	return &apiServer{tb: tb, server: server, Config: cfg, podAccess: access, proxy: proxy, tearDown: server.TearDownFn}, nil
 }
 
 // Stop shuts kube-apiserver down and waits for it.
 func (a *apiServer) Stop() {
+	if a.proxy != nil {
+		_ = a.proxy.Close()
+		a.proxy = nil
+	}
 	if a.tearDown != nil {
 		a.tearDown()
 		a.tearDown = nil

@@ -433,6 +433,14 @@ func (c *Cluster) StopNodeAgent(node string) error {
 	}
 }
 
+// CutAPIServer takes the API server away from the pods the nodes run (the operator's components): their
+// connections are cut and new ones refused, as a stopped API server or a network partition would, until
+// RestoreAPIServer. The control plane and the node agents keep their own connections.
+func (c *Cluster) CutAPIServer() { c.api.proxy.SetDown(true) }
+
+// RestoreAPIServer gives the pods their API server back.
+func (c *Cluster) RestoreAPIServer() { c.api.proxy.SetDown(false) }
+
 // KillContainer ends a container that a node runs in-process (an IMEX
 // daemon, say) as a crashed process would; the pod's restart policy applies.
 func (c *Cluster) KillContainer(node, namespace, pod, container string) error {

@@ -148,6 +148,11 @@ var _ = Describe("helm upgrade of the operator to a new image", func() {
 
 // waitForReadyDomainOfNodes waits until the domain is Ready with n Ready nodes and returns its UID.
 func waitForReadyDomainOfNodes(ctx SpecContext, ns, name string, n int) types.UID {
+	return waitForReadyDomainOfNodesWithin(ctx, ns, name, n, jobTimeout)
+}
+
+// waitForReadyDomainOfNodesWithin is waitForReadyDomainOfNodes with its own timeout.
+func waitForReadyDomainOfNodesWithin(ctx SpecContext, ns, name string, n int, timeout time.Duration) types.UID {
 	var uid types.UID
 	Eventually(ctx, func(g Gomega) {
 		var cd cdv1beta1.ComputeDomain
@@ -158,7 +163,7 @@ func waitForReadyDomainOfNodes(ctx SpecContext, ns, name string, n int) types.UI
 			g.Expect(node.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", node.Name)
 		}
 		uid = cd.UID
-	}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	}).WithTimeout(timeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 	return uid
 }
 
