@@ -18,11 +18,9 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -44,16 +42,13 @@ func TestChannelClaimPolicy(t *testing.T) {
 	}
 	const channelClass, msg = "compute-domain-default-channel.nvidia.com", "is handed out through ComputeDomains"
 	tenant := as("alice")
-	var lastErr error
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, policyLoadTimeout, true, func(ctx context.Context) (bool, error) {
-		_, lastErr = tenant.ResourceV1().ResourceClaims("team-a").Create(ctx, claimOfClass("hoard", "team-a", channelClass), metav1.CreateOptions{})
-		if lastErr == nil {
-			return false, tenant.ResourceV1().ResourceClaims("team-a").Delete(ctx, "hoard", metav1.DeleteOptions{})
+	lastErr := firstDenial(t, ctx, "a tenant's channel claim", msg, func(ctx context.Context) error {
+		_, err := tenant.ResourceV1().ResourceClaims("team-a").Create(ctx, claimOfClass("hoard", "team-a", channelClass), metav1.CreateOptions{})
+		if err == nil {
+			return tenant.ResourceV1().ResourceClaims("team-a").Delete(ctx, "hoard", metav1.DeleteOptions{})
 		}
-		return strings.Contains(lastErr.Error(), msg), nil
-	}); err != nil {
-		t.Fatalf("a tenant's channel claim was never refused; last answer: %v", lastErr)
-	}
+		return err
+	})
 	if !strings.Contains(lastErr.Error(), "spec.resourceClaims") {
 		t.Errorf("the refusal does not say the way out: %v", lastErr)
 	}

@@ -26,6 +26,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
+// firstDenial retries create until the policy that refuses it with msg is loaded (the API server loads
+// policies asynchronously), failing the test when it never is, and returns the refusal. create undoes what a
+// create before the policy let through and returns nil then.
+func firstDenial(t *testing.T, ctx context.Context, what, msg string, create func(context.Context) error) error {
+	t.Helper()
+	var lastErr error
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, policyLoadTimeout, true, func(ctx context.Context) (bool, error) {
+		lastErr = create(ctx)
+		return lastErr != nil && strings.Contains(lastErr.Error(), msg), nil
+	}); err != nil {
+		t.Fatalf("%s was never refused; last answer: %v", what, lastErr)
+	}
+	return lastErr
+}
+
 func claimOfClass(name, ns, class string) *resourcev1.ResourceClaim {
 	return &resourcev1.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -44,16 +59,13 @@ func TestDaemonClaimPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	const daemonClass, msg = "compute-domain-daemon.nvidia.com", "is reserved for the operator's IMEX daemons in namespace " + policyNamespace
-	var lastErr error
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, policyLoadTimeout, true, func(ctx context.Context) (bool, error) {
-		_, lastErr = kube.ResourceV1().ResourceClaims("team-a").Create(ctx, claimOfClass("hoard", "team-a", daemonClass), metav1.CreateOptions{})
-		if lastErr == nil {
-			return false, kube.ResourceV1().ResourceClaims("team-a").Delete(ctx, "hoard", metav1.DeleteOptions{})
+	lastErr := firstDenial(t, ctx, "a tenant's daemon-class claim", msg, func(ctx context.Context) error {
+		_, err := kube.ResourceV1().ResourceClaims("team-a").Create(ctx, claimOfClass("hoard", "team-a", daemonClass), metav1.CreateOptions{})
+		if err == nil {
+			return kube.ResourceV1().ResourceClaims("team-a").Delete(ctx, "hoard", metav1.DeleteOptions{})
 		}
-		return strings.Contains(lastErr.Error(), msg), nil
-	}); err != nil {
-		t.Fatalf("a tenant's daemon-class claim was never refused; last answer: %v", lastErr)
-	}
+		return err
+	})
 	if !strings.Contains(lastErr.Error(), "spec.channel.resourceClaimTemplate.name") {
 		t.Errorf("the refusal does not say the way out: %v", lastErr)
 	}

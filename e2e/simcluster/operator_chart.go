@@ -168,16 +168,18 @@ func KubernetesVersion() (string, error) {
 
 const kubernetesModule = "k8s.io/kubernetes"
 
-func loadChart() (*chart.Chart, error) {
+// chartAndConfig loads the chart from the repository and a Helm action configuration for the release.
+func (c *Cluster) chartAndConfig(ctx context.Context) (*chart.Chart, *action.Configuration, error) {
 	root, err := RepoRoot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ch, err := loader.Load(filepath.Join(root, ChartPath))
 	if err != nil {
-		return nil, fmt.Errorf("load chart %s: %w", ChartPath, err)
+		return nil, nil, fmt.Errorf("load chart %s: %w", ChartPath, err)
 	}
-	return ch, nil
+	cfg, err := c.helmConfig(ctx)
+	return ch, cfg, err
 }
 
 // installOperator installs the chart as a user would (`helm install cdo
@@ -185,11 +187,7 @@ func loadChart() (*chart.Chart, error) {
 // with Config.ChartValues over the simulated cluster's values. It does not wait:
 // the cluster's start waits for the plugins' ResourceSlices.
 func (c *Cluster) installOperator(ctx context.Context) error {
-	ch, err := loadChart()
-	if err != nil {
-		return err
-	}
-	cfg, err := c.helmConfig(ctx)
+	ch, cfg, err := c.chartAndConfig(ctx)
 	if err != nil {
 		return err
 	}
@@ -209,11 +207,7 @@ func (c *Cluster) installOperator(ctx context.Context) error {
 // --reuse-values`, values of the install stay unless overridden. It returns
 // once Helm has applied the objects, not when their pods have rolled.
 func (c *Cluster) UpgradeOperator(ctx context.Context, values map[string]any) error {
-	ch, err := loadChart()
-	if err != nil {
-		return err
-	}
-	cfg, err := c.helmConfig(ctx)
+	ch, cfg, err := c.chartAndConfig(ctx)
 	if err != nil {
 		return err
 	}

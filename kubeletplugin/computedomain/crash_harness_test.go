@@ -37,21 +37,8 @@ import (
 // claims, and no CDI spec or IMEX config directory outlives its claims. CRASH_TRIALS sets the number of
 // crashes (default 200), CRASH_SEED the seed.
 func TestCrashHarness(t *testing.T) {
-	trials, rng := crashtest.Trials(t, 200)
-	// Every crash point at least once, however rare: trials go on past the count until each was hit.
-	all := []string{"prepare-started", "cdi-written", "unprepare-cdi-deleted", "unprepare-claim-deleted"}
-	crashes, points := 0, map[string]int{}
-	covered := func() bool { return !slices.ContainsFunc(all, func(p string) bool { return points[p] == 0 }) }
-	for attempt := 0; (crashes < trials || !covered()) && attempt < 10*trials; attempt++ {
-		if point := runCDCrashTrial(t, rng, fmt.Sprintf("attempt %d", attempt)); point != "" {
-			crashes++
-			points[point]++
-		}
-	}
-	t.Logf("%d crashes survived; by point: %v", crashes, points)
-	if crashes < trials || (trials > 0 && !covered()) {
-		t.Fatalf("%d of %d trials reached a crash point, by point %v; want every one of %v", crashes, trials, points, all)
-	}
+	crashtest.Harness(t, 200, []string{"prepare-started", "cdi-written", "unprepare-cdi-deleted", "unprepare-claim-deleted"},
+		func(rng *rand.Rand, name string) string { return runCDCrashTrial(t, rng, name) })
 }
 
 // cdNode is the compute-domain plugin on a harness node.

@@ -36,22 +36,9 @@ import (
 // its default compute mode and time slice. CRASH_TRIALS sets the number of crashes (default 200), CRASH_SEED
 // the seed.
 func TestCrashHarness(t *testing.T) {
-	trials, rng := crashtest.Trials(t, 200)
-	// Every crash point at least once, however rare: trials go on past the count until each was hit.
-	all := []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
-		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted"}
-	crashes, points := 0, map[string]int{}
-	covered := func() bool { return !slices.ContainsFunc(all, func(p string) bool { return points[p] == 0 }) }
-	for attempt := 0; (crashes < trials || !covered()) && attempt < 10*trials; attempt++ {
-		if point := runCrashTrial(t, rng, fmt.Sprintf("attempt %d", attempt)); point != "" {
-			crashes++
-			points[point]++
-		}
-	}
-	t.Logf("%d crashes survived; by point: %v", crashes, points)
-	if crashes < trials || (trials > 0 && !covered()) {
-		t.Fatalf("%d of %d trials reached a crash point, by point %v; want every one of %v", crashes, trials, points, all)
-	}
+	crashtest.Harness(t, 200, []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
+		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted"},
+		func(rng *rand.Rand, name string) string { return runCrashTrial(t, rng, name) })
 }
 
 // gpuNode is the GPU plugin on a harness node.

@@ -123,6 +123,26 @@ func Run(t *testing.T, rng *rand.Rand, node Node, steps []Step, trial string) ma
 	return prepared
 }
 
+// Harness runs trial until CRASH_TRIALS (default def) trials crashed and every one of points was hit at
+// least once, however rare (bounded at ten times the trials), and fails otherwise. trial runs one script with
+// a crash hook and returns the point it crashed at ("" when it drew more hits than the script passed).
+func Harness(t *testing.T, def int, points []string, trial func(rng *rand.Rand, name string) string) {
+	t.Helper()
+	trials, rng := Trials(t, def)
+	crashes, hits := 0, map[string]int{}
+	covered := func() bool { return !slices.ContainsFunc(points, func(p string) bool { return hits[p] == 0 }) }
+	for attempt := 0; (crashes < trials || !covered()) && attempt < 10*trials; attempt++ {
+		if point := trial(rng, "attempt "+strconv.Itoa(attempt)); point != "" {
+			crashes++
+			hits[point]++
+		}
+	}
+	t.Logf("%d crashes survived; by point: %v", crashes, hits)
+	if crashes < trials || (trials > 0 && !covered()) {
+		t.Fatalf("%d of %d trials reached a crash point, by point %v; want every one of %v", crashes, trials, hits, points)
+	}
+}
+
 // Trials is CRASH_TRIALS (default def) and a seeded generator (CRASH_SEED, default the time), logged so that
 // a failure can be replayed.
 func Trials(t *testing.T, def int) (int, *rand.Rand) {
