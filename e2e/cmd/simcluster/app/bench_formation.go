@@ -20,6 +20,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -62,6 +64,7 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	domainNodes := fs.Int("domain-nodes", 0, "pods (one per node) of the domain's Job (default: every rack node)")
 	runs := fs.Int("runs", 3, "formations to measure (the table shows medians)")
 	formationTimeout := fs.Duration("formation-timeout", 5*time.Minute, "longest wait for one formation and for its teardown")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first run's formation (Job created → domain Ready and all pods Running; not the cluster's start nor the teardown) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,6 +107,14 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	if _, err := b.client.ResourceV1().ResourceClaimTemplates(benchNamespace).Create(ctx, gpuClaimTemplate(), metav1.CreateOptions{}); err != nil {
 		return err
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() { _ = f.Close() }()
+		b.profile = &formationProfile{out: f}
+	}
 	var results []formationRun
 	for i := range *runs {
 		r, err := b.run(ctx, fmt.Sprintf("bench-%d", i))
@@ -117,7 +128,33 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	return nil
 }
 
+// formationProfile profiles the first formation of the benchmark, from its Job's creation until the domain is
+// Ready and its pods run.
+type formationProfile struct {
+	out           *os.File
+	started, done bool
+}
+
+func (p *formationProfile) start() error {
+	if p == nil || p.started {
+		return nil
+	}
+	p.started = true
+	if err := pprof.StartCPUProfile(p.out); err != nil {
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return nil
+}
+
+func (p *formationProfile) stop() {
+	if p != nil && p.started && !p.done {
+		p.done = true
+		pprof.StopCPUProfile()
+	}
+}
+
 type formationBench struct {
+	profile *formationProfile
 	client  kubernetes.Interface
 	dyn     dynamic.Interface
 	counter *apiWriteCounter
@@ -146,6 +183,9 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 		return r, err
 	}
 	uid := created.GetUID()
+	if err := b.profile.start(); err != nil {
+		return r, err
+	}
 	start := time.Now()
 	if _, err := b.client.BatchV1().Jobs(benchNamespace).Create(ctx, formationJob(name, b.nodes), metav1.CreateOptions{}); err != nil {
 		return r, err
@@ -201,6 +241,7 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 		}
 		return r.toReady > 0 && r.toRunning > 0, nil
 	})
+	b.profile.stop()
 	r.counts = b.counter.snapshot()
 	if err != nil {
 		return r, fmt.Errorf("domain %s not formed within %s (Ready after %s, all pods Running after %s): %w\n%s",
