@@ -60,8 +60,10 @@ func TestChannelClaimPolicy(t *testing.T) {
 	}
 	_, err := tenant.ResourceV1().ResourceClaimTemplates("team-a").Create(ctx, template("hoard"), metav1.CreateOptions{})
 	wantDenied(t, "a tenant's channel claim template", err, "create a ComputeDomain and reference that template")
-	_, err = as("system:serviceaccount:team-a:builder").ResourceV1().ResourceClaims("team-a").Create(ctx, claimOfClass("sa", "team-a", channelClass), metav1.CreateOptions{})
-	wantDenied(t, "a channel claim from a tenant's service account (a system: user, but not kube-system's)", err, msg)
+	for _, user := range []string{"system:serviceaccount:team-a:builder", "system:anonymous", "system:node:gb200-r0-n01"} {
+		_, err = as(user).ResourceV1().ResourceClaims("team-a").Create(ctx, claimOfClass("sys", "team-a", channelClass), metav1.CreateOptions{})
+		wantDenied(t, "a channel claim from "+user+" (a system: user, but not the resource claim controller)", err, msg)
+	}
 	first := claimOfClass("first", "team-a", "gpu.nvidia.com")
 	first.Spec.Devices.Requests[0] = resourcev1.DeviceRequest{Name: "d", FirstAvailable: []resourcev1.DeviceSubRequest{
 		{Name: "gpu", DeviceClassName: "gpu.nvidia.com"}, {Name: "channel", DeviceClassName: channelClass},
