@@ -39,6 +39,7 @@ commands:
   up     start a simulated GPU cluster, write a kubeconfig, serve until SIGINT/SIGTERM
   demo   start a cluster, run the demo scenario, print timings and a final table
   bench-formation  time ComputeDomain formation and count our components' API writes
+  bench-scheduler  kube-scheduler throughput with our GPU plugin's ResourceSlices against minimal ones
 
 Run "simcluster <command> -h" for the flags of a command.
 Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
@@ -57,6 +58,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "bench-formation":
 		return runBenchFormation(ctx, args[1:], stdout, stderr)
+	case "bench-scheduler":
+		return runBenchScheduler(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		_, _ = fmt.Fprintln(stdout, usage)
 		return nil
@@ -81,6 +84,7 @@ type clusterFlags struct {
 	startParallel int
 	draDriver     string
 	cds           bool
+	imexMode      string
 }
 
 func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra string) {
@@ -96,6 +100,7 @@ func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of simcluster itself")
 	fs.IntVar(&f.startParallel, "start-parallelism", 8, "nodes started at once")
 	fs.BoolVar(&f.cds, "compute-domains", true, "turn on ComputeDomains in the operator's chart: the controller, the compute-domain kubelet plugin on every node, and the IMEX daemon pods")
+	fs.StringVar(&f.imexMode, "imex-mode", "Domain", "the chart's computeDomainDaemon.imexMode: Domain (an IMEX daemon pod per domain and node) or Clique (a long-lived IMEX daemon per node, a channel per domain)")
 	fs.StringVar(&f.draDriver, "dra-driver", "gpu-plugin", "DRA driver on every node: gpu-plugin (the project's GPU kubelet plugin from the chart's DaemonSet, mock NVML) or test-driver (a minimal driver of the e2e module instead)")
 }
 
@@ -113,7 +118,11 @@ func (f *clusterFlags) config() (simcluster.Config, error) {
 	default:
 		return simcluster.Config{}, fmt.Errorf("--dra-driver %q: allowed values are gpu-plugin, test-driver", f.draDriver)
 	}
+	if f.imexMode != "Domain" && f.imexMode != "Clique" {
+		return simcluster.Config{}, fmt.Errorf("--imex-mode %q: allowed values are Domain, Clique", f.imexMode)
+	}
 	return simcluster.Config{
+		ChartValues:             map[string]any{"computeDomainDaemon": map[string]any{"imexMode": f.imexMode}},
 		NodeComponents:          components,
 		ComputeDomains:          f.cds,
 		Topology:                topology.Topology{Profile: f.profile, Racks: f.racks, NodesPerRack: f.nodesPerRack, Extra: extra},
