@@ -16,6 +16,7 @@ package daemon
 
 import (
 	"cmp"
+	"context"
 	"slices"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -35,21 +36,30 @@ type Peer struct {
 // the controller has not listed the node yet), ordered by index and name so
 // the nodes file is stable. A node without a clique has no ensemble.
 func CliquePeers(cd *v1beta1.ComputeDomain, self Peer, cliqueID string) []Peer {
+	listed, _ := DomainEnsemble(func(context.Context) (*v1beta1.ComputeDomain, error) { return cd, nil }, cliqueID)(context.Background())
+	return EnsemblePeers(listed, self, cliqueID)
+}
+
+// EnsemblePeers returns the ensemble of node self from the nodes the
+// controller lists in it: those with a known address, self included (see
+// CliquePeers), ordered by index and name. A node without a clique has no
+// ensemble.
+func EnsemblePeers(listed []Peer, self Peer, cliqueID string) []Peer {
 	if cliqueID == "" {
 		return nil
 	}
 	var peers []Peer
 	seenSelf := false
-	for _, n := range cd.Status.Nodes {
-		if n.CliqueID != cliqueID || n.IPAddress == "" {
+	for _, n := range listed {
+		if n.IPAddress == "" {
 			continue
 		}
-		if n.Name == self.NodeName {
+		if n.NodeName == self.NodeName {
 			seenSelf = true
 			// Our own address is what we listen on, whatever status says.
 			n.IPAddress = self.IPAddress
 		}
-		peers = append(peers, Peer{NodeName: n.Name, IPAddress: n.IPAddress, Index: n.Index})
+		peers = append(peers, n)
 	}
 	if !seenSelf {
 		peers = append(peers, Peer{NodeName: self.NodeName, IPAddress: self.IPAddress, Index: -1})

@@ -49,6 +49,28 @@ const (
 // does not exist is (nil, nil).
 type DomainGetter func(ctx context.Context) (*v1beta1.ComputeDomain, error)
 
+// EnsembleGetter returns the nodes the controller lists in this node's IMEX
+// ensemble (from a cache), in any order; the daemon adds itself when missing.
+type EnsembleGetter func(ctx context.Context) ([]Peer, error)
+
+// DomainEnsemble is the ensemble of a per-domain daemon: the nodes of the
+// domain's status in the node's clique.
+func DomainEnsemble(domain DomainGetter, cliqueID string) EnsembleGetter {
+	return func(ctx context.Context) ([]Peer, error) {
+		cd, err := domain(ctx)
+		if err != nil || cd == nil || cliqueID == "" {
+			return nil, err
+		}
+		var peers []Peer
+		for _, n := range cd.Status.Nodes {
+			if n.CliqueID == cliqueID {
+				peers = append(peers, Peer{NodeName: n.Name, IPAddress: n.IPAddress, Index: n.Index})
+			}
+		}
+		return peers, nil
+	}
+}
+
 // Options configure a Daemon.
 type Options struct {
 	Identity  identity.Identity
@@ -57,12 +79,19 @@ type Options struct {
 	Pod       PodRef
 	// Client writes the member record.
 	Client client.Client
-	// Domain reads the domain; DomainChanged fires after it changed.
+	// Record, when set, is the record the daemon reports through (the
+	// IMEXNode of a long-lived daemon); otherwise the daemon writes the
+	// ComputeDomainMember of (Identity's domain, NodeName).
+	Record Record
+	// Domain reads the domain, or Ensemble the nodes of the ensemble (one
+	// of them must be set: Ensemble wins); DomainChanged fires after either
+	// changed.
 	Domain        DomainGetter
+	Ensemble      EnsembleGetter
 	DomainChanged <-chan struct{}
-	// DomainSynced, when set, tells whether Domain has read the domain at
-	// least once; until then the daemon reports nothing (it would report
-	// an ensemble of itself alone).
+	// DomainSynced, when set, tells whether Domain (or Ensemble) has read
+	// its object at least once; until then the daemon reports nothing (it
+	// would report an ensemble of itself alone).
 	DomainSynced func() bool
 	// Starter runs IMEX; Prober asks it for its state.
 	Starter imex.Starter
@@ -81,7 +110,7 @@ type Options struct {
 type Daemon struct {
 	opts       Options
 	supervisor *Supervisor
-	record     *MemberRecord
+	record     Record
 	self       Peer
 
 	specApplied bool
@@ -106,8 +135,11 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Pod.Name == "" || opts.Pod.Namespace == "" || opts.Pod.UID == "" {
 		errs = append(errs, fmt.Errorf("pod name, namespace and UID must all be set (got %q, %q, %q): the pod owns the member record", opts.Pod.Name, opts.Pod.Namespace, opts.Pod.UID))
 	}
-	if opts.Client == nil || opts.Domain == nil || opts.Starter == nil || opts.Prober == nil {
-		errs = append(errs, errors.New("client, domain getter, IMEX starter and prober must all be set"))
+	if opts.Client == nil || (opts.Domain == nil && opts.Ensemble == nil) || opts.Starter == nil || opts.Prober == nil {
+		errs = append(errs, errors.New("client, domain or ensemble getter, IMEX starter and prober must all be set"))
+	}
+	if opts.Ensemble == nil && opts.Domain != nil {
+		opts.Ensemble = DomainEnsemble(opts.Domain, opts.Identity.CliqueID)
 	}
 	if opts.ProbeInterval <= 0 {
 		opts.ProbeInterval = DefaultProbeInterval
@@ -140,14 +172,17 @@ func New(opts Options) (*Daemon, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("compute-domain daemon: %w", err)
 	}
-	record := NewMemberRecord(opts.Client, opts.Pod, v1beta1.ComputeDomainMemberSpec{
-		DomainUID:       opts.Identity.DomainUID,
-		DomainNamespace: opts.Identity.DomainNamespace,
-		DomainName:      opts.Identity.DomainName,
-		NodeName:        opts.NodeName,
-		IPAddress:       opts.IPAddress,
-		CliqueID:        opts.Identity.CliqueID,
-	})
+	record := opts.Record
+	if record == nil {
+		record = NewMemberRecord(opts.Client, opts.Pod, v1beta1.ComputeDomainMemberSpec{
+			DomainUID:       opts.Identity.DomainUID,
+			DomainNamespace: opts.Identity.DomainNamespace,
+			DomainName:      opts.Identity.DomainName,
+			NodeName:        opts.NodeName,
+			IPAddress:       opts.IPAddress,
+			CliqueID:        opts.Identity.CliqueID,
+		})
+	}
 	return &Daemon{
 		opts:       opts,
 		supervisor: sup,
@@ -158,8 +193,8 @@ func New(opts Options) (*Daemon, error) {
 	}, nil
 }
 
-// Record is the daemon's member record (for API write counts).
-func (d *Daemon) Record() *MemberRecord { return d.record }
+// Record is the daemon's record (for API write counts).
+func (d *Daemon) Record() Record { return d.record }
 
 // Supervisor is the daemon's IMEX supervisor.
 func (d *Daemon) Supervisor() *Supervisor { return d.supervisor }
@@ -168,7 +203,7 @@ func (d *Daemon) Supervisor() *Supervisor { return d.supervisor }
 // member record's spec once and its status only when it changes; between
 // events it only queries the local IMEX process.
 func (d *Daemon) Run(ctx context.Context) error {
-	logger := klog.FromContext(ctx).WithValues("domain", klog.KRef(d.opts.Identity.DomainNamespace, d.opts.Identity.DomainName), "node", d.opts.NodeName)
+	logger := klog.FromContext(ctx).WithValues("record", d.record.Key(), "node", d.opts.NodeName)
 	ctx = klog.NewContext(ctx, logger)
 	d.started = d.opts.Now()
 	supDone := make(chan error, 1)
@@ -205,9 +240,8 @@ func (d *Daemon) sync(ctx context.Context) {
 		// A restarted daemon takes over what its predecessor reported, so a
 		// stale "ready" is corrected at once rather than after the first
 		// report delay. (One read; a new record has no status.)
-		if m, err := d.record.Get(ctx); err == nil && len(m.Status.Conditions) > 0 && d.written == nil {
-			st := m.Status
-			d.written = &st
+		if st, err := d.record.Status(ctx); err == nil && len(st.Conditions) > 0 && d.written == nil {
+			d.written = st
 			d.tookOver = true
 		}
 	}
@@ -215,15 +249,12 @@ func (d *Daemon) sync(ctx context.Context) {
 	if d.opts.DomainSynced != nil && !d.opts.DomainSynced() {
 		return
 	}
-	cd, err := d.opts.Domain(ctx)
+	listed, err := d.opts.Ensemble(ctx)
 	if err != nil {
-		logger.Error(err, "Reading the ComputeDomain failed")
+		logger.Error(err, "Reading the IMEX ensemble failed")
 		return
 	}
-	if cd == nil {
-		cd = &v1beta1.ComputeDomain{}
-	}
-	peers := CliquePeers(cd, d.self, d.opts.Identity.CliqueID)
+	peers := EnsemblePeers(listed, d.self, d.opts.Identity.CliqueID)
 	now := d.opts.Now()
 	d.trackJoins(ctx, peers, now)
 

@@ -77,7 +77,11 @@ func RenderConfig(s IMEXSettings) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# nvidia-imex config rendered by compute-domain-daemon; do not edit.\n")
-	fmt.Fprintf(&b, "# ComputeDomain %s/%s (%s), clique %q.\n", s.DomainNamespace, s.DomainName, s.DomainID, s.CliqueID)
+	if s.DomainID == "" {
+		fmt.Fprintf(&b, "# The long-lived IMEX daemon of clique %q (Clique IMEX mode).\n", s.CliqueID)
+	} else {
+		fmt.Fprintf(&b, "# ComputeDomain %s/%s (%s), clique %q.\n", s.DomainNamespace, s.DomainName, s.DomainID, s.CliqueID)
+	}
 	for _, kv := range [][2]string{
 		{"LOG_FILE_NAME", ""},
 		{"LOG_LEVEL", "4"},

@@ -34,40 +34,93 @@ type PodRef struct {
 	UID             types.UID
 }
 
+// Record is the API object through which a daemon reports its IMEX state: a ComputeDomainMember (Domain
+// mode) or an IMEXNode (Clique mode). The daemon is its only writer.
+type Record interface {
+	// ApplySpec creates the record or brings its labels, owner and spec back to the daemon's.
+	ApplySpec(ctx context.Context) error
+	// ApplyStatus writes the record's status.
+	ApplyStatus(ctx context.Context, status v1beta1.ComputeDomainMemberStatus) error
+	// Status reads the record's status back (a restarted daemon takes over its predecessor's report).
+	Status(ctx context.Context) (*v1beta1.ComputeDomainMemberStatus, error)
+	// Key is the record's namespace and name.
+	Key() client.ObjectKey
+	// Writes counts the API writes made so far (for the formation benchmark).
+	Writes() int64
+}
+
+// appliedRecord is a Record written with server-side apply: spec and status each under one field owner,
+// owned by the daemon's Pod.
+type appliedRecord struct {
+	client     client.Client
+	pod        PodRef
+	kind       string
+	name       string
+	labels     map[string]any
+	fieldOwner string
+	spec       any
+	// read returns an empty object of the kind and the status in it.
+	read   func() (client.Object, func() v1beta1.ComputeDomainMemberStatus)
+	writes atomic.Int64
+}
+
 // MemberRecord is this node's ComputeDomainMember. The daemon is its only
 // writer: spec and status are each written with server-side apply under the
 // field owner compute-domain-daemon, and only when they change.
 type MemberRecord struct {
-	client client.Client
-	pod    PodRef
-	spec   v1beta1.ComputeDomainMemberSpec
-	writes atomic.Int64
+	appliedRecord
 }
 
 // NewMemberRecord returns the record of spec.nodeName in the domain
 // spec.domainUID, in the pod's namespace.
 func NewMemberRecord(c client.Client, pod PodRef, spec v1beta1.ComputeDomainMemberSpec) *MemberRecord {
-	return &MemberRecord{client: c, pod: pod, spec: spec}
+	return &MemberRecord{appliedRecord{
+		client: c, pod: pod, kind: "ComputeDomainMember",
+		name:       v1beta1.ComputeDomainMemberName(spec.NodeName, types.UID(spec.DomainUID)),
+		labels:     map[string]any{v1beta1.ComputeDomainLabelKey: spec.DomainUID},
+		fieldOwner: v1beta1.ComputeDomainMemberFieldOwner,
+		spec:       &spec,
+		read: func() (client.Object, func() v1beta1.ComputeDomainMemberStatus) {
+			m := &v1beta1.ComputeDomainMember{}
+			return m, func() v1beta1.ComputeDomainMemberStatus { return m.Status }
+		},
+	}}
+}
+
+// NewIMEXNodeRecord returns the IMEXNode of spec.nodeName, in the pod's namespace: the record of a node's
+// long-lived daemon in the Clique IMEX mode.
+func NewIMEXNodeRecord(c client.Client, pod PodRef, spec v1beta1.IMEXNodeSpec) Record {
+	return &appliedRecord{
+		client: c, pod: pod, kind: "IMEXNode",
+		name:       spec.NodeName,
+		labels:     map[string]any{},
+		fieldOwner: v1beta1.IMEXNodeFieldOwner,
+		spec:       &spec,
+		read: func() (client.Object, func() v1beta1.ComputeDomainMemberStatus) {
+			n := &v1beta1.IMEXNode{}
+			return n, func() v1beta1.ComputeDomainMemberStatus { return n.Status }
+		},
+	}
 }
 
 // Name is the record's deterministic name.
-func (r *MemberRecord) Name() string {
-	return v1beta1.ComputeDomainMemberName(r.spec.NodeName, types.UID(r.spec.DomainUID))
-}
+func (r *appliedRecord) Name() string { return r.name }
 
 // Key is the record's namespace and name.
-func (r *MemberRecord) Key() client.ObjectKey {
-	return client.ObjectKey{Namespace: r.pod.Namespace, Name: r.Name()}
+func (r *appliedRecord) Key() client.ObjectKey {
+	return client.ObjectKey{Namespace: r.pod.Namespace, Name: r.name}
 }
 
 // Writes counts the API writes made so far (for the formation benchmark).
-func (r *MemberRecord) Writes() int64 { return r.writes.Load() }
+func (r *appliedRecord) Writes() int64 { return r.writes.Load() }
 
 // ApplySpec creates the record, or brings its labels, owner and spec back to
 // what this daemon says (one server-side apply).
-func (r *MemberRecord) ApplySpec(ctx context.Context) error {
+func (r *appliedRecord) ApplySpec(ctx context.Context) error {
 	obj := r.intent()
-	obj.Object["metadata"].(map[string]any)["labels"] = map[string]any{v1beta1.ComputeDomainLabelKey: r.spec.DomainUID}
+	if len(r.labels) > 0 {
+		obj.Object["metadata"].(map[string]any)["labels"] = r.labels
+	}
 	obj.Object["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
 		"apiVersion":         "v1",
 		"kind":               "Pod",
@@ -76,50 +129,51 @@ func (r *MemberRecord) ApplySpec(ctx context.Context) error {
 		"controller":         true,
 		"blockOwnerDeletion": false,
 	}}
-	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&r.spec)
+	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r.spec)
 	if err != nil {
-		return fmt.Errorf("apply member %s spec: %w", r.Key(), err)
+		return fmt.Errorf("apply %s %s spec: %w", r.kind, r.Key(), err)
 	}
 	obj.Object["spec"] = spec
 	r.writes.Add(1)
-	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(v1beta1.ComputeDomainMemberFieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply member %s spec: %w", r.Key(), err)
+	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(r.fieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply %s %s spec: %w", r.kind, r.Key(), err)
 	}
 	return nil
 }
 
 // ApplyStatus writes the record's status (one server-side apply of the status
 // subresource).
-func (r *MemberRecord) ApplyStatus(ctx context.Context, status v1beta1.ComputeDomainMemberStatus) error {
+func (r *appliedRecord) ApplyStatus(ctx context.Context, status v1beta1.ComputeDomainMemberStatus) error {
 	obj := r.intent()
 	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
 	if err != nil {
-		return fmt.Errorf("apply member %s status: %w", r.Key(), err)
+		return fmt.Errorf("apply %s %s status: %w", r.kind, r.Key(), err)
 	}
 	// ready=false must be sent, not omitted: omitting it would leave an earlier
 	// true in place.
 	st["ready"] = status.Ready
 	obj.Object["status"] = st
 	r.writes.Add(1)
-	if err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(v1beta1.ComputeDomainMemberFieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply member %s status: %w", r.Key(), err)
+	if err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(r.fieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply %s %s status: %w", r.kind, r.Key(), err)
 	}
 	return nil
 }
 
-func (r *MemberRecord) intent() *unstructured.Unstructured {
+func (r *appliedRecord) intent() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1beta1.GroupVersion.String(),
-		"kind":       "ComputeDomainMember",
-		"metadata":   map[string]any{"name": r.Name(), "namespace": r.pod.Namespace},
+		"kind":       r.kind,
+		"metadata":   map[string]any{"name": r.name, "namespace": r.pod.Namespace},
 	}}
 }
 
-// Get reads the record back (tests, and the daemon after a restart).
-func (r *MemberRecord) Get(ctx context.Context) (*v1beta1.ComputeDomainMember, error) {
-	var m v1beta1.ComputeDomainMember
-	if err := r.client.Get(ctx, r.Key(), &m); err != nil {
+// Status reads the record's status back.
+func (r *appliedRecord) Status(ctx context.Context) (*v1beta1.ComputeDomainMemberStatus, error) {
+	obj, status := r.read()
+	if err := r.client.Get(ctx, r.Key(), obj); err != nil {
 		return nil, err
 	}
-	return &m, nil
+	st := status()
+	return &st, nil
 }

@@ -66,7 +66,13 @@ type Config struct {
 	MaxNodesPerClique int
 	// MaxChannels is the number of IMEX channels per node (channel0..channel<MaxChannels-1>).
 	MaxChannels int32
+	// IMEXMode is who runs the domains' IMEX daemons: v1beta1.IMEXModeDomain (a DaemonSet per domain, the
+	// default) or v1beta1.IMEXModeClique (the chart's long-lived daemon per node; see package imexclique).
+	IMEXMode string
 }
+
+// CliqueMode tells whether domains are served by the long-lived per-node IMEX daemons.
+func (c Config) CliqueMode() bool { return c.IMEXMode == v1beta1.IMEXModeClique }
 
 // WithDefaults returns the config with every unset field at its default.
 func (c Config) WithDefaults() Config {
@@ -94,6 +100,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxChannels == 0 {
 		c.MaxChannels = DefaultMaxChannels
 	}
+	if c.IMEXMode == "" {
+		c.IMEXMode = v1beta1.IMEXModeDomain
+	}
 	return c
 }
 
@@ -108,6 +117,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max nodes per clique: %d, must be at least 1", c.MaxNodesPerClique)
 	case c.MaxChannels < FirstChannel+1:
 		return fmt.Errorf("max channels: %d, must be at least %d", c.MaxChannels, FirstChannel+1)
+	case c.IMEXMode != v1beta1.IMEXModeDomain && c.IMEXMode != v1beta1.IMEXModeClique:
+		return fmt.Errorf("IMEX mode: %q, allowed values are %s and %s", c.IMEXMode, v1beta1.IMEXModeDomain, v1beta1.IMEXModeClique)
 	}
 	return nil
 }

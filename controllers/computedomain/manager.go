@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
 )
 
 // ManagerOptions are what NewManager needs besides the reconciler's Config.
@@ -92,6 +93,12 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 	if err := r.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return nil, err
 	}
+	if cfg.CliqueMode() {
+		cliques := imexclique.NewReconciler(mgr.GetClient(), cfg.OperatorNamespace, cfg.MaxNodesPerClique)
+		if err := cliques.SetupWithManager(ctx, mgr); err != nil {
+			return nil, err
+		}
+	}
 	return mgr, nil
 }
 
@@ -110,6 +117,8 @@ func cacheByObject(operatorNamespace string) (map[client.Object]cache.ByObject, 
 		&resourcev1.ResourceClaim{}:         {Label: labels.NewSelector().Add(*workload)},
 		&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 		&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+		&v1beta1.IMEXNode{}:                 {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
+		&v1beta1.IMEXClique{}:               {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 		&corev1.Pod{}: {
 			Label:      labels.SelectorFromSet(labels.Set{AppLabelKey: DaemonAppLabelValue}),
 			Namespaces: map[string]cache.Config{operatorNamespace: {}},
@@ -126,7 +135,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		}); err != nil {
 		return fmt.Errorf("index ComputeDomainMembers by %s: %w", v1beta1.ComputeDomainMemberDomainUIDField, err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &resourcev1.ResourceClaim{}, allocatedNodeField, func(o client.Object) []string {
+		return claimNodes(o.(*resourcev1.ResourceClaim))
+	}); err != nil {
+		return fmt.Errorf("index workload ResourceClaims by node: %w", err)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1beta1.ComputeDomain{}).
 		Watches(&resourcev1.ResourceClaimTemplate{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
@@ -134,9 +148,59 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Watches(&resourcev1.ResourceClaim{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
 		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
 		// A daemon pod's address decides whether its member record is trusted (membership.Trust).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
+	if r.cfg.CliqueMode() {
+		// A node's long-lived daemon, and its clique's ensemble, decide whether the domains whose workload
+		// runs on the node are ready there.
+		b = b.Watches(&v1beta1.IMEXNode{}, handler.EnqueueRequestsFromMapFunc(r.domainsOnNodes(func(o client.Object) []string {
+			return []string{o.(*v1beta1.IMEXNode).Spec.NodeName}
+		}))).
+			Watches(&v1beta1.IMEXClique{}, handler.EnqueueRequestsFromMapFunc(r.domainsOnNodes(func(o client.Object) []string {
+				var nodes []string
+				for _, n := range o.(*v1beta1.IMEXClique).Status.Nodes {
+					nodes = append(nodes, n.Name)
+				}
+				return nodes
+			})))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers}).Complete(r)
+}
+
+// allocatedNodeField indexes workload claims by the node they are allocated on.
+const allocatedNodeField = "status.allocation.node"
+
+// claimNodes is the node a claim is allocated on, if any.
+func claimNodes(c *resourcev1.ResourceClaim) []string {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	if node, ok := allocatedNode(c.Status.Allocation.NodeSelector); ok {
+		return []string{node}
+	}
+	return nil
+}
+
+// domainsOnNodes maps an object naming nodes to the domains whose workload claims are allocated there.
+func (r *Reconciler) domainsOnNodes(nodesOf func(client.Object) []string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		seen := map[types.NamespacedName]bool{}
+		var reqs []reconcile.Request
+		for _, node := range nodesOf(o) {
+			var claims resourcev1.ResourceClaimList
+			if err := r.client.List(ctx, &claims, client.MatchingFields{allocatedNodeField: node}); err != nil {
+				continue
+			}
+			for i := range claims.Items {
+				for _, req := range domainFromAnnotations(ctx, &claims.Items[i]) {
+					if !seen[req.NamespacedName] {
+						seen[req.NamespacedName] = true
+						reqs = append(reqs, req)
+					}
+				}
+			}
+		}
+		return reqs
+	}
 }
 
 // domainFromAnnotations maps an object the controller created (claim templates, DaemonSet) or a workload

@@ -93,8 +93,12 @@ type scope struct {
 	// channelErrors are what it found.
 	membersObserved bool
 	members         []v1beta1.ComputeDomainMember
-	channels        map[string]int32
-	channelErrors   map[string]error
+	// workloadNodes are the nodes the domain's workload claims are allocated on; indices, in the Clique
+	// IMEX mode, the nodes' indices in their cliques' ensembles.
+	workloadNodes []string
+	indices       map[string]int32
+	channels      map[string]int32
+	channelErrors map[string]error
 }
 
 // Reconcile brings one domain's objects and status in line with its spec and members: get, finalizer, the
@@ -154,6 +158,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) reconcileClaimTemplates(ctx context.Context, s *scope) error {
 	blocker, err := r.ensureWorkloadClaimTemplate(ctx, s.domain)
 	s.blocker = blocker
+	if r.cfg.CliqueMode() {
+		return err // no daemon pods, no daemon claims
+	}
 	return joinErrors(err, r.ensureDaemonClaimTemplate(ctx, s.domain))
 }
 
@@ -173,13 +180,20 @@ func (r *Reconciler) reconcileDaemons(ctx context.Context, s *scope) error {
 		return err
 	}
 	nodes := WorkloadNodes(claims)
+	s.workloadNodes = nodes
 	r.metrics.observeWorkload(s.domain, len(nodes), r.clock.Now())
+	if r.cfg.CliqueMode() {
+		return nil // the nodes' long-lived daemons serve the domain
+	}
 	return r.placeDaemons(ctx, s.domain, nodes)
 }
 
 // reconcileMembership lists the domain's member records and makes sure the domain holds a channel in every
 // clique they are in.
 func (r *Reconciler) reconcileMembership(ctx context.Context, s *scope) error {
+	if r.cfg.CliqueMode() {
+		return r.reconcileCliqueMembership(ctx, s)
+	}
 	records, err := r.members(ctx, s.domain)
 	if err != nil {
 		return err
@@ -208,6 +222,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		Members:           s.members,
 		Channels:          s.channels,
 		ChannelErrors:     s.channelErrors,
+		Indices:           s.indices,
 		Blocker:           s.blocker,
 		Now:               metav1.NewTime(r.clock.Now()),
 		MaxNodesPerClique: r.cfg.MaxNodesPerClique,

@@ -263,7 +263,7 @@ func (n *simNode) stopDaemon(ctx context.Context, cd *v1beta1.ComputeDomain) {
 	if err := k8s.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 		Fail(err.Error())
 	}
-	m := &v1beta1.ComputeDomainMember{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: r.d.Record().Name()}}
+	m := &v1beta1.ComputeDomainMember{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: r.d.Record().Key().Name}}
 	if err := k8s.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
 		Fail(err.Error())
 	}

@@ -19,6 +19,7 @@ import (
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
+	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
 )
 
 const (
@@ -37,7 +38,12 @@ const (
 
 // DaemonSelector selects the IMEX daemon pods and DaemonSets in
 // OperatorNamespace, where the chart's plugin and controller pods run too.
-var DaemonSelector = computedomain.AppLabelKey + "=" + computedomain.DaemonAppLabelValue
+var DaemonSelector = computedomain.AppLabelKey + "=" + computedomain.DaemonAppLabelValue + "," +
+	imexclique.ComponentLabelKey + "!=" + imexclique.ComponentLabelValue
+
+// CliqueDaemonSelector selects the long-lived IMEX daemon pods of the Clique IMEX mode.
+var CliqueDaemonSelector = imexclique.AppLabelKey + "=" + imexclique.AppLabelValue + "," +
+	imexclique.ComponentLabelKey + "=" + imexclique.ComponentLabelValue
 
 // componentConfig is base for a component, with its user agent, wrapped by
 // Config.ComponentConfig.

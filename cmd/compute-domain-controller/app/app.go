@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
@@ -57,6 +58,7 @@ type options struct {
 	channelDeviceClass    string
 	daemonDeviceClass     string
 	maxNodesPerClique     int
+	imexMode              string
 	workers               int
 	metricsAddress        string
 	healthProbeAddress    string
@@ -81,6 +83,7 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.driverName, "driver-name", computedomain.DefaultDriverName, "Name of the compute-domain DRA driver the claim templates' opaque configs address.")
 	fs.StringVar(&o.channelDeviceClass, "channel-device-class", computedomain.DefaultChannelDeviceClass, "DeviceClass of the workload channel claims.")
 	fs.StringVar(&o.daemonDeviceClass, "daemon-device-class", computedomain.DefaultDaemonDeviceClass, "DeviceClass of the daemon claims.")
+	fs.StringVar(&o.imexMode, "imex-mode", v1beta1.IMEXModeDomain, "Who runs the domains' IMEX daemons: "+v1beta1.IMEXModeDomain+" (a DaemonSet of daemon pods per domain, started on the nodes its workload is allocated on) or "+v1beta1.IMEXModeClique+" (the chart's long-lived daemon per node, one ensemble per NVLink clique, a channel per domain).")
 	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", membership.MaxNodesPerClique, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
 	fs.IntVar(&o.workers, "workers", 4, "Concurrent reconciles.")
 	fs.StringVar(&o.metricsAddress, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
@@ -127,12 +130,15 @@ func (o *options) controllerConfig() (computedomain.Config, error) {
 		DaemonCommand:         strings.Fields(o.daemonCommand),
 		DaemonServiceAccount:  o.daemonServiceAccount,
 		MaxNodesPerClique:     o.maxNodesPerClique,
+		IMEXMode:              o.imexMode,
 	}.WithDefaults()
 	switch {
 	case cfg.OperatorNamespace == "":
 		return cfg, fmt.Errorf("--namespace: must be set (or $POD_NAMESPACE): the operator namespace")
 	case cfg.DaemonImage == "":
 		return cfg, fmt.Errorf("--daemon-image: must be set: the image of the IMEX daemon pods")
+	case cfg.IMEXMode != v1beta1.IMEXModeDomain && cfg.IMEXMode != v1beta1.IMEXModeClique:
+		return cfg, fmt.Errorf("--imex-mode %q: allowed values are %s and %s", cfg.IMEXMode, v1beta1.IMEXModeDomain, v1beta1.IMEXModeClique)
 	}
 	return cfg, cfg.Validate()
 }

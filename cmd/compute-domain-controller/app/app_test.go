@@ -37,7 +37,7 @@ func TestFlags(t *testing.T) {
 				ChannelDeviceClass: "compute-domain-default-channel.nvidia.com", DaemonDeviceClass: "compute-domain-daemon.nvidia.com",
 				DaemonImage: "registry.example/cd:v1", DaemonImagePullPolicy: corev1.PullIfNotPresent,
 				DaemonCommand: []string{"compute-domain-daemon"}, DaemonServiceAccount: "compute-domain-daemon",
-				MaxNodesPerClique: 18, MaxChannels: 2048,
+				MaxNodesPerClique: 18, MaxChannels: 2048, IMEXMode: "Domain",
 			},
 		},
 		"an isolated install with its own driver and classes": {
@@ -49,7 +49,7 @@ func TestFlags(t *testing.T) {
 				ChannelDeviceClass: "ch.sim", DaemonDeviceClass: "dm.sim",
 				DaemonImage: "x", DaemonImagePullPolicy: corev1.PullNever,
 				DaemonCommand: []string{"/bin/daemon", "--fast"}, DaemonServiceAccount: "compute-domain-daemon",
-				MaxNodesPerClique: 4, MaxChannels: 2048,
+				MaxNodesPerClique: 4, MaxChannels: 2048, IMEXMode: "Domain",
 			},
 		},
 		"no daemon image":        {args: []string{"--namespace=a"}, wantErr: "--daemon-image: must be set"},
@@ -58,6 +58,7 @@ func TestFlags(t *testing.T) {
 		"a stray argument":       {args: []string{"--namespace=a", "--daemon-image=x", "extra"}, wantErr: "unexpected arguments"},
 		"zero workers":           {args: []string{"--namespace=a", "--daemon-image=x", "--workers=0"}, wantErr: "--workers: 0"},
 		"a zero-node clique cap": {args: []string{"--namespace=a", "--daemon-image=x", "--max-nodes-per-clique=0"}, wantErr: "--max-nodes-per-clique: 0"},
+		"an unknown IMEX mode":   {args: []string{"--namespace=a", "--daemon-image=x", "--imex-mode=Host"}, wantErr: `--imex-mode "Host": allowed values are Domain and Clique`},
 	}
 	t.Setenv("POD_NAMESPACE", "")
 	for name, tc := range cases {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/daemon"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex"
@@ -110,8 +111,25 @@ func clientFromKubeconfig(ctx context.Context, o *options) (client.WithWatch, er
 // serve wires the daemon: the domain watch, IMEX (by default the processes
 // the flags name) and its prober.
 func serve(ctx context.Context, o *options, c client.WithWatch, newIMEX IMEXFactory) error {
-	watch := daemon.NewDomainWatch(c, client.ObjectKey{Namespace: o.identity.DomainNamespace, Name: o.identity.DomainName}, types.UID(o.identity.DomainUID))
-	go watch.Run(ctx)
+	pod := daemon.PodRef{Name: o.podName, Namespace: o.podNamespace, UID: types.UID(o.podUID)}
+	dopts := daemon.Options{NodeName: o.nodeName, IPAddress: o.ipAddress, Pod: pod, Client: c}
+	if o.mode == v1beta1.IMEXModeClique {
+		clique, err := daemon.WaitForNodeClique(ctx, c, o.nodeName, o.cliqueLabel)
+		if err != nil {
+			return err
+		}
+		o.identity.CliqueID = clique
+		o.identity.ConfigDir = o.configDir
+		watch := daemon.NewCliqueWatch(c, o.podNamespace, clique)
+		go watch.Run(ctx)
+		dopts.Ensemble, dopts.DomainChanged, dopts.DomainSynced = watch.Ensemble, watch.Changed(), watch.Synced
+		dopts.Record = daemon.NewIMEXNodeRecord(c, pod, v1beta1.IMEXNodeSpec{NodeName: o.nodeName, IPAddress: o.ipAddress, CliqueID: clique})
+	} else {
+		watch := daemon.NewDomainWatch(c, client.ObjectKey{Namespace: o.identity.DomainNamespace, Name: o.identity.DomainName}, types.UID(o.identity.DomainUID))
+		go watch.Run(ctx)
+		dopts.Domain, dopts.DomainChanged, dopts.DomainSynced = watch.Get, watch.Changed(), watch.Synced
+	}
+	dopts.Identity = o.identity
 
 	injected := newIMEX != nil
 	if !injected {
@@ -122,22 +140,12 @@ func serve(ctx context.Context, o *options, c client.WithWatch, newIMEX IMEXFact
 	if injected {
 		imexName = fmt.Sprintf("%T", starter)
 	}
-	d, err := daemon.New(daemon.Options{
-		Identity:      o.identity,
-		NodeName:      o.nodeName,
-		IPAddress:     o.ipAddress,
-		Pod:           daemon.PodRef{Name: o.podName, Namespace: o.podNamespace, UID: types.UID(o.podUID)},
-		Client:        c,
-		Domain:        watch.Get,
-		DomainChanged: watch.Changed(),
-		DomainSynced:  watch.Synced,
-		Starter:       starter,
-		Prober:        prober,
-	})
+	dopts.Starter, dopts.Prober = starter, prober
+	d, err := daemon.New(dopts)
 	if err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("compute-domain daemon starting", "domain", klog.KRef(o.identity.DomainNamespace, o.identity.DomainName),
+	klog.FromContext(ctx).Info("compute-domain daemon starting", "imexMode", o.mode, "domain", klog.KRef(o.identity.DomainNamespace, o.identity.DomainName),
 		"clique", o.identity.CliqueID, "ip", o.ipAddress, "imex", imexName)
 	return d.Run(ctx)
 }

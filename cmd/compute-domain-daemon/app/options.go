@@ -28,6 +28,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2/textlogger"
 
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/computedomain/identity"
 )
 
@@ -42,8 +43,13 @@ type options struct {
 	imexBinary   string
 	imexCtl      string
 	configDir    string
-	identity     identity.Identity
-	logConfig    *textlogger.Config
+	// mode is the IMEX mode: Domain (a daemon of one domain, identity from
+	// the plugin-injected environment) or Clique (the node's long-lived
+	// daemon, clique from the node's label).
+	mode        string
+	cliqueLabel string
+	identity    identity.Identity
+	logConfig   *textlogger.Config
 }
 
 // parse reads flags (defaults from the downward-API environment) and the
@@ -61,6 +67,8 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs.StringVar(&o.ipAddress, "ip-address", env("POD_IP"), "Address IMEX listens on and its peers dial [env POD_IP].")
 	fs.StringVar(&o.imexBinary, "imex-binary", "/usr/bin/nvidia-imex", "The IMEX daemon (`-c <config>`).")
 	fs.StringVar(&o.imexCtl, "imex-ctl", "/usr/bin/nvidia-imex-ctl", "The IMEX query tool (`-q -c <config>` prints READY).")
+	fs.StringVar(&o.mode, "imex-mode", v1beta1.IMEXModeDomain, "IMEX mode: "+v1beta1.IMEXModeDomain+" (the daemon of one ComputeDomain, identity from the compute-domain plugin's environment) or "+v1beta1.IMEXModeClique+" (the node's long-lived daemon serving its NVLink clique).")
+	fs.StringVar(&o.cliqueLabel, "clique-label", "nvidia.com/gpu.clique", "Node label holding the node's NVLink clique (Clique mode; the GPU kubelet plugin sets it).")
 	fs.StringVar(&o.configDir, "config-dir", id.ConfigDir, "Directory for the IMEX config and nodes file [env "+identity.EnvConfigDir+", default "+identity.ContainerConfigDir+"].")
 	goflags := flag.NewFlagSet("compute-domain-daemon", flag.ContinueOnError)
 	o.logConfig.AddFlags(goflags)
@@ -71,8 +79,19 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
 	}
-	if idErr != nil {
-		return nil, idErr
+	switch o.mode {
+	case v1beta1.IMEXModeDomain:
+		if idErr != nil {
+			return nil, idErr
+		}
+	case v1beta1.IMEXModeClique:
+		// The node's daemon serves no one domain: no identity is injected.
+		o.identity = identity.Identity{}
+		if o.cliqueLabel == "" {
+			return nil, errors.New("--clique-label: required with --imex-mode=" + v1beta1.IMEXModeClique)
+		}
+	default:
+		return nil, fmt.Errorf("--imex-mode %q: allowed values are %s and %s", o.mode, v1beta1.IMEXModeDomain, v1beta1.IMEXModeClique)
 	}
 	for _, f := range [][2]string{{"--node-name", o.nodeName}, {"--pod-name", o.podName}, {"--pod-namespace", o.podNamespace}, {"--pod-uid", o.podUID}} {
 		if f[1] == "" {

@@ -52,6 +52,9 @@ type Input struct {
 	Now metav1.Time
 	// MaxNodesPerClique caps each clique's ensemble; 0 means MaxNodesPerClique.
 	MaxNodesPerClique int
+	// Indices, when set, are the nodes' indices in ensembles the controller keeps elsewhere (the Clique
+	// IMEX mode's IMEXCliques); a node listed there keeps that index.
+	Indices map[string]int32
 }
 
 // Cliques returns the distinct NVLink cliques of the members, sorted, leaving out the empty clique of
@@ -86,7 +89,7 @@ func Compute(in Input) v1beta1.ComputeDomainStatus {
 		byClique[m.Spec.CliqueID] = append(byClique[m.Spec.CliqueID], m)
 	}
 
-	nodes := computeNodes(cd.Status.Nodes, byClique, limit, now)
+	nodes := computeNodes(cd.Status.Nodes, in.Indices, byClique, limit, now)
 	cliques := computeCliques(byClique, nodes.nodes, in.Channels, in.ChannelErrors)
 
 	total := int32(len(members))
@@ -123,7 +126,7 @@ type nodesResult struct {
 // computeNodes is the nodes pass: each clique's members get their indices (kept from the previous status
 // where they had one in the same clique, at most limit per clique except in the empty one), and each
 // member holding an index becomes a status node.
-func computeNodes(previous []v1beta1.ComputeDomainNode, byClique map[string][]v1beta1.ComputeDomainMember, limit int, now metav1.Time) nodesResult {
+func computeNodes(previous []v1beta1.ComputeDomainNode, fixed map[string]int32, byClique map[string][]v1beta1.ComputeDomainMember, limit int, now metav1.Time) nodesResult {
 	prevNodes := map[string]v1beta1.ComputeDomainNode{}
 	for _, n := range previous {
 		prevNodes[n.Name] = n
@@ -134,7 +137,9 @@ func computeNodes(previous []v1beta1.ComputeDomainNode, byClique map[string][]v1
 		prevIndices := map[string]int32{}
 		for _, m := range ms {
 			names = append(names, m.Spec.NodeName)
-			if p, ok := prevNodes[m.Spec.NodeName]; ok && p.CliqueID == clique {
+			if idx, ok := fixed[m.Spec.NodeName]; ok {
+				prevIndices[m.Spec.NodeName] = idx
+			} else if p, ok := prevNodes[m.Spec.NodeName]; ok && p.CliqueID == clique {
 				prevIndices[m.Spec.NodeName] = p.Index
 			}
 		}

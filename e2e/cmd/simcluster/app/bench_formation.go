@@ -101,6 +101,13 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	if b.dyn, err = dynamic.NewForConfig(cluster.RESTConfig()); err != nil {
 		return err
 	}
+	if cf.imexMode == cdv1beta1.IMEXModeClique {
+		waited := time.Now()
+		if err := waitForCliqueDaemons(ctx, b.dyn, cf.racks*cf.nodesPerRack, *formationTimeout); err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintf(stderr, "long-lived IMEX daemons ready and listed in their cliques' ensembles on all %d rack nodes after %.1fs more\n", cf.racks*cf.nodesPerRack, time.Since(waited).Seconds())
+	}
 	if _, err := b.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -498,4 +505,37 @@ func (b formationBench) diagnose(ctx context.Context, name string, uid any) stri
 		fmt.Fprintf(&out, "  DaemonSet %s: %d nodes listed, %d scheduled, %d ready\n", ds.Name, listed, ds.Status.CurrentNumberScheduled, ds.Status.NumberReady)
 	}
 	return out.String()
+}
+
+// waitForCliqueDaemons waits until the long-lived IMEX daemons of the Clique IMEX mode report ready on nodes
+// nodes and their cliques' ensembles list them all: the state a cluster is in long before a job arrives.
+func waitForCliqueDaemons(ctx context.Context, dyn dynamic.Interface, nodes int, timeout time.Duration) error {
+	imexNodes := cdv1beta1.GroupVersion.WithResource("imexnodes")
+	imexCliques := cdv1beta1.GroupVersion.WithResource("imexcliques")
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list, err := dyn.Resource(imexNodes).Namespace(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, n := range list.Items {
+			if r, _, _ := unstructured.NestedBool(n.Object, "status", "ready"); r {
+				ready++
+			}
+		}
+		cliques, err := dyn.Resource(imexCliques).Namespace(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		listed := int64(0)
+		for _, q := range cliques.Items {
+			t, _, _ := unstructured.NestedInt64(q.Object, "status", "totalNodes")
+			listed += t
+		}
+		return ready >= nodes && listed >= int64(nodes), nil
+	})
+	if err != nil {
+		return fmt.Errorf("long-lived IMEX daemons not ready on %d nodes within %s: %w", nodes, timeout, err)
+	}
+	return nil
 }

@@ -1,0 +1,101 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// IMEX modes: who runs the IMEX daemons of ComputeDomains (ours; the controller's --imex-mode and the chart's
+// computeDomains.imexMode).
+const (
+	// IMEXModeDomain runs one IMEX daemon pod per (domain, node), started when the domain's workload is
+	// allocated on the node and stopped after it: each domain has its own IMEX ensemble per clique.
+	IMEXModeDomain = "Domain"
+	// IMEXModeClique runs one long-lived IMEX daemon per node (a DaemonSet of the chart), whose ensemble is
+	// the node's whole NVLink clique; domains are isolated by their channel, which the controller allocates
+	// per (domain, clique). Forming a domain is allocating its channels and publishing its nodes: no pod is
+	// scheduled and no IMEX process is started.
+	IMEXModeClique = "Clique"
+)
+
+// IMEXNodeFieldOwner is the server-side apply field manager of the long-lived daemon that writes an IMEXNode.
+const IMEXNodeFieldOwner = "compute-domain-imex-daemon"
+
+// IMEXNode is one node's long-lived IMEX daemon in the Clique IMEX mode: its address, its NVLink clique and
+// its readiness. The node's daemon writes it (server-side apply, field owner compute-domain-imex-daemon) and
+// nothing else does; it is named after the node and owned by the daemon's Pod, so the garbage collector
+// removes it with the pod. The controller trusts it only while that pod runs on the node at the address.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,path=imexnodes,singular=imexnode,categories=nvidia
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`,description="Node"
+// +kubebuilder:printcolumn:name="IP",type=string,JSONPath=`.spec.ipAddress`,description="IMEX address"
+// +kubebuilder:printcolumn:name="Clique",type=string,JSONPath=`.spec.cliqueID`,description="NVLink clique"
+// +kubebuilder:printcolumn:name="Ready",type=boolean,JSONPath=`.status.ready`,description="IMEX daemon ready"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type IMEXNode struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec identifies the node and its IMEX identity.
+	// +required
+	Spec IMEXNodeSpec `json:"spec"`
+
+	// status is the readiness of the node's IMEX daemon in its clique's ensemble.
+	// +optional
+	Status ComputeDomainMemberStatus `json:"status,omitempty"`
+}
+
+// IMEXNodeSpec is a node's IMEX identity.
+//
+// +kubebuilder:validation:XValidation:rule="self.nodeName == oldSelf.nodeName",message="nodeName is immutable"
+type IMEXNodeSpec struct {
+	// nodeName is the name of the Node the daemon runs on.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NodeName string `json:"nodeName"`
+
+	// ipAddress is the address the node's IMEX daemon listens on for its peers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	IPAddress string `json:"ipAddress,omitempty"`
+
+	// cliqueID is the node's NVLink clique, `<clusterUUID>.<cliqueId>`.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	CliqueID string `json:"cliqueID"`
+}
+
+// IMEXNodeList is a list of IMEXNodes.
+//
+// +kubebuilder:object:root=true
+type IMEXNodeList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the IMEXNodes.
+	Items []IMEXNode `json:"items"`
+}
+
+func init() {
+	register(&IMEXNode{}, &IMEXNodeList{})
+}

@@ -1,0 +1,227 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package imexclique
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+)
+
+// ControllerName names the controller and its field manager.
+const ControllerName = "imex-clique-controller"
+
+// Labels of the long-lived daemon pods (the chart's IMEX DaemonSet). Only pods with both, in the operator
+// namespace, vouch for an IMEXNode: a per-domain daemon pod (same service account) cannot.
+const (
+	AppLabelKey          = "app.kubernetes.io/name"
+	AppLabelValue        = "compute-domain-daemon"
+	ComponentLabelKey    = "app.kubernetes.io/component"
+	ComponentLabelValue  = "imex-clique-daemon"
+	ManagedByLabelKey    = "app.kubernetes.io/managed-by"
+	ManagedByLabelValue  = "compute-domain-controller"
+	cliqueIDIndexField   = "spec.cliqueName"
+	ownerPodUIDIndexName = "ownerPodUID"
+)
+
+// Reconciler reconciles IMEXCliques, one per clique name.
+type Reconciler struct {
+	client    client.Client
+	namespace string
+	limit     int
+	// written is the status the controller last wrote per IMEXClique UID in this process: the cache lags
+	// behind the controller's own writes, and an index computed from a stale status would move.
+	mu      sync.Mutex
+	written map[types.UID]v1beta1.IMEXCliqueStatus
+	// Refused is called for each IMEXNode the controller does not trust (nil: logged only).
+	Refused func(ctx context.Context, n *v1beta1.IMEXNode, reason string)
+}
+
+// NewReconciler returns a reconciler of the IMEXCliques in namespace, at most limit nodes per clique.
+func NewReconciler(c client.Client, namespace string, limit int) *Reconciler {
+	if limit <= 0 {
+		limit = membership.MaxNodesPerClique
+	}
+	return &Reconciler{client: c, namespace: namespace, limit: limit, written: map[types.UID]v1beta1.IMEXCliqueStatus{}}
+}
+
+// Reconcile brings the IMEXClique req.Name in line with the trusted IMEXNodes of its clique.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := klog.FromContext(ctx).WithValues("imexClique", req.Name)
+	ctx = klog.NewContext(ctx, logger)
+	nodes, cliqueID, err := r.trustedNodes(ctx, req.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var q v1beta1.IMEXClique
+	err = r.client.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: req.Name}, &q)
+	switch {
+	case apierrors.IsNotFound(err):
+		if len(nodes) == 0 {
+			return ctrl.Result{}, nil
+		}
+		q = v1beta1.IMEXClique{
+			ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: req.Name, Labels: map[string]string{ManagedByLabelKey: ManagedByLabelValue}},
+			Spec:       v1beta1.IMEXCliqueSpec{CliqueID: cliqueID},
+		}
+		if err := r.client.Create(ctx, &q); err != nil {
+			return ctrl.Result{}, fmt.Errorf("create IMEXClique %s: %w", req.Name, err)
+		}
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("get IMEXClique %s: %w", req.Name, err)
+	}
+	previous := r.previous(&q)
+	status, overflow := Ensemble(previous, nodes, r.limit)
+	if len(overflow) > 0 {
+		logger.Info("Clique has more nodes than its ensemble holds; they join when an index frees up", "limit", r.limit, "left out", overflow)
+	}
+	if equality.Semantic.DeepEqual(previous, status) {
+		return ctrl.Result{}, nil
+	}
+	before := q.DeepCopy()
+	q.Status = status
+	if err := r.client.Status().Patch(ctx, &q, client.MergeFrom(before)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("write status of IMEXClique %s: %w", req.Name, err)
+	}
+	r.mu.Lock()
+	r.written[q.UID] = *status.DeepCopy()
+	r.mu.Unlock()
+	logger.V(2).Info("Wrote the clique's ensemble", "nodes", status.TotalNodes)
+	return ctrl.Result{}, nil
+}
+
+// previous is the status to compute from: the one this process last wrote for the object, else the cached one.
+func (r *Reconciler) previous(q *v1beta1.IMEXClique) v1beta1.IMEXCliqueStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, ok := r.written[q.UID]; ok {
+		return *st.DeepCopy()
+	}
+	return *q.Status.DeepCopy()
+}
+
+// trustedNodes returns the IMEXNodes of the clique named name that a live long-lived daemon pod on their
+// node and at their address owns, and the clique's ID.
+func (r *Reconciler) trustedNodes(ctx context.Context, name string) ([]v1beta1.IMEXNode, string, error) {
+	var list v1beta1.IMEXNodeList
+	if err := r.client.List(ctx, &list, client.InNamespace(r.namespace), client.MatchingFields{cliqueIDIndexField: name}); err != nil {
+		return nil, "", fmt.Errorf("list IMEXNodes of clique %s: %w", name, err)
+	}
+	daemons, err := Daemons(ctx, r.client, r.namespace)
+	if err != nil {
+		return nil, "", err
+	}
+	trusted, refused := TrustNodes(list.Items, daemons)
+	for _, f := range refused {
+		klog.FromContext(ctx).Info("Ignoring an IMEXNode that disagrees with where the clique's daemons run", "imexNode", klog.KObj(&f.Node), "reason", f.Reason)
+		if r.Refused != nil {
+			r.Refused(ctx, &f.Node, f.Reason)
+		}
+	}
+	cliqueID := ""
+	for _, n := range list.Items {
+		cliqueID = n.Spec.CliqueID
+	}
+	return trusted, cliqueID, nil
+}
+
+// Daemons lists the long-lived IMEX daemon pods of the operator namespace, by pod UID.
+func Daemons(ctx context.Context, c client.Reader, namespace string) (membership.Daemons, error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(namespace),
+		client.MatchingLabels{AppLabelKey: AppLabelValue, ComponentLabelKey: ComponentLabelValue}); err != nil {
+		return nil, fmt.Errorf("list the long-lived IMEX daemon pods: %w", err)
+	}
+	daemons := membership.Daemons{}
+	for _, p := range pods.Items {
+		daemons[p.UID] = membership.Daemon{Node: p.Spec.NodeName, IP: p.Status.PodIP, Terminating: p.DeletionTimestamp != nil}
+	}
+	return daemons, nil
+}
+
+// NodeRefusal is an IMEXNode the controller does not trust, with the reason.
+type NodeRefusal struct {
+	Node   v1beta1.IMEXNode
+	Reason string
+}
+
+// TrustNodes keeps the IMEXNodes that agree with the long-lived daemon pod owning them, by the rules of
+// membership.Trust: owner live on the record's node, record's address the pod's.
+func TrustNodes(nodes []v1beta1.IMEXNode, daemons membership.Daemons) ([]v1beta1.IMEXNode, []NodeRefusal) {
+	byName := map[string]v1beta1.IMEXNode{}
+	views := make([]v1beta1.ComputeDomainMember, 0, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = n
+		views = append(views, MemberView(n))
+	}
+	trustedViews, refusedViews := membership.Trust(views, daemons)
+	trusted := make([]v1beta1.IMEXNode, 0, len(trustedViews))
+	for _, v := range trustedViews {
+		trusted = append(trusted, byName[v.Name])
+	}
+	refused := make([]NodeRefusal, 0, len(refusedViews))
+	for _, f := range refusedViews {
+		refused = append(refused, NodeRefusal{Node: byName[f.Member.Name], Reason: f.Reason})
+	}
+	return trusted, refused
+}
+
+// MemberView is an IMEXNode seen as a member record: same owner, node, address, clique and status.
+func MemberView(n v1beta1.IMEXNode) v1beta1.ComputeDomainMember {
+	return v1beta1.ComputeDomainMember{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Namespace: n.Namespace, OwnerReferences: n.OwnerReferences},
+		Spec:       v1beta1.ComputeDomainMemberSpec{NodeName: n.Spec.NodeName, IPAddress: n.Spec.IPAddress, CliqueID: n.Spec.CliqueID},
+		Status:     n.Status,
+	}
+}
+
+// Ensemble computes a clique's ensemble from its previous status and its trusted nodes: every node with an
+// address, at most limit, each keeping its previous index (membership.AssignIndices); the rest overflow.
+func Ensemble(previous v1beta1.IMEXCliqueStatus, nodes []v1beta1.IMEXNode, limit int) (v1beta1.IMEXCliqueStatus, []string) {
+	prev := map[string]int32{}
+	for _, n := range previous.Nodes {
+		prev[n.Name] = n.Index
+	}
+	ips := map[string]string{}
+	var names []string
+	for _, n := range nodes {
+		if n.Spec.IPAddress == "" || n.Spec.NodeName != n.Name {
+			continue
+		}
+		ips[n.Name] = n.Spec.IPAddress
+		names = append(names, n.Name)
+	}
+	indices, overflow := membership.AssignIndices(names, prev, limit)
+	status := v1beta1.IMEXCliqueStatus{}
+	for name, idx := range indices {
+		status.Nodes = append(status.Nodes, v1beta1.IMEXCliqueNode{Name: name, IPAddress: ips[name], Index: idx})
+	}
+	sort.Slice(status.Nodes, func(i, j int) bool { return status.Nodes[i].Name < status.Nodes[j].Name })
+	status.TotalNodes = int32(len(status.Nodes))
+	return status, overflow
+}
