@@ -123,7 +123,7 @@ func TestSharingPolicy(t *testing.T) {
 	})
 	for _, want := range []string{
 		"ResourceClaim shared/ts: spec.devices.config[].opaque.parameters.sharing.strategy TimeSlicing",
-		"namespace shared has no label team", "labelled team=<team>", "exclusive GPU (class gpu.nvidia.com)",
+		"namespace shared has no label team", "labeled team=<team>", "exclusive GPU (class gpu.nvidia.com)",
 	} {
 		if !strings.Contains(lastErr.Error(), want) {
 			t.Errorf("the refusal does not say %q: %v", want, lastErr)
@@ -186,7 +186,7 @@ func TestSharingPolicyChecksOnlySpecChanges(t *testing.T) {
 	if _, err := kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	firstDenial(t, ctx, "a new time-slicing claim once the namespace left its team", softwareSharingRule, func(ctx context.Context) error {
+	_ = firstDenial(t, ctx, "a new time-slicing claim once the namespace left its team", softwareSharingRule, func(ctx context.Context) error {
 		return createOnce(ctx, kube, sharingClaim("new", "team-a", "gpu.nvidia.com", timeSlicing))
 	})
 	const finalizer = "resource.kubernetes.io/delete-protection"
