@@ -304,7 +304,7 @@ func startController(ctx context.Context, exe, kubeconfig, logPath string) (*con
 func (p *controllerProcess) exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("the controller exited: %v", p.err)
+		return fmt.Errorf("the controller exited: %w", p.err)
 	default:
 		return nil
 	}

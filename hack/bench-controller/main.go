@@ -32,16 +32,17 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var err error
-	if isControllerChild() {
-		err = app.Run(ctx, os.Args[1:])
-	} else {
-		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	}
-	if err != nil {
+	if err := mainErr(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-controller:", err)
 		os.Exit(1)
 	}
+}
+
+func mainErr() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if isControllerChild() {
+		return app.Run(ctx, os.Args[1:])
+	}
+	return run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }

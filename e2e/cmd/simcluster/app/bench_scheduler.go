@@ -274,7 +274,7 @@ func (b *schedBench) sliceSets(ctx context.Context, v schedVariant) (map[string]
 			return nil, err
 		}
 		if r := lib.Init(); r != nvml.SUCCESS {
-			return nil, fmt.Errorf("node %s: mock NVML init: %v", name, r)
+			return nil, fmt.Errorf("node %s: mock NVML init: %w", name, r)
 		}
 		inv, err := gpu.DiscoverInventory(ctx, lib, root)
 		if err != nil {
