@@ -133,8 +133,12 @@ kind-down: $(KIND) ## Delete the kind cluster of kind-up.
 	$(KIND) delete cluster --name $(KIND_CLUSTER)
 
 .PHONY: bench
-bench: ## Go benchmarks of the product module (figures go into docs/benchmarks.md).
+bench: ## Go benchmarks of the product module and the scale benchmarks (figures go into docs/benchmarks.md).
 	go test -p 1 -run '^$$' -bench . -benchmem -count 5 ./...
+	TMPDIR=/dev/shm go test -p 1 -run '^$$' -bench OverSocket -benchtime 2000x ./kubeletplugin/...
+	$(MAKE) testbins $(BIN)/simcluster
+	$(BIN)/simcluster bench-scheduler --nodes 500 --pods 1000 --variants gpu,mig --runs 3
+	go run ./hack/bench-controller --domains 1000 --nodes 2000
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint over both modules.
