@@ -16,6 +16,7 @@ package computedomain
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,6 +70,9 @@ type Config struct {
 	// IMEXMode is who runs the domains' IMEX daemons: v1beta1.IMEXModeDomain (a DaemonSet per domain, the
 	// default) or v1beta1.IMEXModeClique (the chart's long-lived daemon per node; see package imexclique).
 	IMEXMode string
+	// StatusWriteInterval is the shortest time between two status writes of one domain (0: none); changes
+	// in between are written together at its end.
+	StatusWriteInterval time.Duration
 }
 
 // CliqueMode tells whether domains are served by the long-lived per-node IMEX daemons.

@@ -17,6 +17,7 @@ package computedomain
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -45,6 +46,8 @@ type domainExpectations struct {
 	name      types.NamespacedName
 	status    *v1beta1.ComputeDomainStatus
 	daemonSet *daemonSetExpectation
+	// written is when the status was last written.
+	written time.Time
 }
 
 // daemonSetExpectation is the state the controller's last write left a domain's DaemonSet in.
@@ -82,11 +85,25 @@ func (e *expectations) domain(cached *v1beta1.ComputeDomain) *v1beta1.ComputeDom
 	return out
 }
 
-// expectStatus records the status of cd, which the API server accepted.
-func (e *expectations) expectStatus(cd *v1beta1.ComputeDomain) {
+// expectStatus records the status of cd, which the API server accepted at now.
+func (e *expectations) expectStatus(cd *v1beta1.ComputeDomain, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.entryLocked(cd).status = cd.Status.DeepCopy()
+	d := e.entryLocked(cd)
+	d.status = cd.Status.DeepCopy()
+	d.written = now
+}
+
+// statusWriteWait is how long a status write of the domain must wait so that writes are at least interval
+// apart (0: write now).
+func (e *expectations) statusWriteWait(uid types.UID, now time.Time, interval time.Duration) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d, ok := e.domains[uid]
+	if !ok || d.written.IsZero() || interval <= 0 {
+		return 0
+	}
+	return max(0, d.written.Add(interval).Sub(now))
 }
 
 // daemonSet returns what the controller's last write in this process left the domain's DaemonSet as.

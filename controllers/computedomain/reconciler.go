@@ -135,7 +135,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 	s := &scope{domain: cd}
 	defer func() {
-		if err := r.patchStatus(ctx, s); err != nil {
+		var later *statusDeferred
+		if err := r.patchStatus(ctx, s); errors.As(err, &later) {
+			if reterr == nil && (result.RequeueAfter == 0 || later.after < result.RequeueAfter) {
+				result = ctrl.Result{RequeueAfter: later.after}
+			}
+		} else if err != nil {
 			// controller-runtime ignores a result returned with an error; the error's backoff retries.
 			result, reterr = ctrl.Result{}, joinErrors(reterr, err)
 		}
@@ -301,12 +306,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, cd *v1beta1.ComputeDomain,
 		r.metrics.observeDomain(cd, r.clock.Now())
 		return nil
 	}
+	if wait := r.expectations.statusWriteWait(cd.UID, r.clock.Now(), r.cfg.StatusWriteInterval); wait > 0 {
+		// Every node plugin and daemon watching the domain decodes every status write; while nodes join
+		// by the hundred, one write per interval carries them all.
+		return &statusDeferred{after: wait}
+	}
 	before := cd.DeepCopy()
 	cd.Status = status
 	if err := r.client.Status().Patch(ctx, cd, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("write status of ComputeDomain %s: %w", klog.KObj(cd), err)
 	}
-	r.expectations.expectStatus(cd)
+	r.expectations.expectStatus(cd, r.clock.Now())
 	klog.FromContext(ctx).V(2).Info("Wrote status", "status", status.Status, "readyNodes", status.ReadyNodes, "totalNodes", status.TotalNodes)
 	r.metrics.observeDomain(cd, r.clock.Now())
 	r.emitEvents(before, cd)
@@ -390,3 +400,8 @@ func (r *Reconciler) finalize(ctx context.Context, cd *v1beta1.ComputeDomain) (c
 // heldChannelRetry is how often a deleted domain whose workload claims still hold its channel is looked at
 // again, in case the claims' deletion events are missed.
 const heldChannelRetry = 30 * time.Second
+
+// statusDeferred says a status write waits until the domain's last one is StatusWriteInterval old.
+type statusDeferred struct{ after time.Duration }
+
+func (d *statusDeferred) Error() string { return fmt.Sprintf("status write deferred by %s", d.after) }

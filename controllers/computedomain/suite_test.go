@@ -28,6 +28,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/controllertest"
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
@@ -67,11 +68,11 @@ var _ = BeforeSuite(func() {
 
 // startController starts a manager running the ComputeDomain controller with a fresh channel allocator,
 // as a controller process does when it starts.
-func startController() {
+func startController(opts ...func(*computedomain.Config)) {
 	GinkgoHelper()
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(GinkgoWriter)))
 	registry = prometheus.NewRegistry()
-	stopController, err := controllertest.Start(klog.NewContext(context.Background(), logger), env, operatorNamespace, registry)
+	stopController, err := controllertest.Start(klog.NewContext(context.Background(), logger), env, operatorNamespace, registry, opts...)
 	Expect(err).NotTo(HaveOccurred())
 	stop = func() {
 		Expect(stopController()).To(Succeed())

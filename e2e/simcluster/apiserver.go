@@ -87,13 +87,13 @@ func formatGates(gates map[string]bool) string {
 // startAPIServer starts kube-apiserver on a free localhost port against the
 // given etcd. It also sets the process-global feature gates, which the
 // scheduler and the controller manager read when they are created.
-func startAPIServer(tb *componentTB, etcd *embeddedEtcd, gates map[string]bool, resourceBetas bool) (*apiServer, error) {
+func startAPIServer(tb *componentTB, etcd *embeddedEtcd, gates map[string]bool, resourceBetas bool, extraFlags ...string) (*apiServer, error) {
 	opts := kubeapiservertesting.NewDefaultTestServerOptions()
 	opts.DisableInvariantChecks = true
 	var server kubeapiservertesting.TestServer
 	err := runGuarded(tb, func() error {
 		var err error
-		server, err = kubeapiservertesting.StartTestServer(tb, opts, apiServerFlags(gates, resourceBetas), etcd.Storage)
+		server, err = kubeapiservertesting.StartTestServer(tb, opts, append(apiServerFlags(gates, resourceBetas), extraFlags...), etcd.Storage)
 		return err
 	})
 	if err != nil {

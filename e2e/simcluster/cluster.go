@@ -73,6 +73,11 @@ type Config struct {
 	// compute-domain kubelet plugin; the IMEX daemon pods the controller
 	// makes run the operator image's daemon with a stand-in IMEX.
 	ComputeDomains bool
+	// AuditWrites makes the API server write an audit log of every write
+	// request of the operator namespace's service accounts (our components
+	// as they run from the chart's pods) to Cluster.AuditLog: the server's
+	// own count of their writes and of its 409 and 429 answers.
+	AuditWrites bool
 	// ChartValues override the simulated cluster's values of the operator's
 	// chart (nested maps, as in a values file).
 	ChartValues map[string]any
@@ -195,7 +200,13 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	phase("etcd", t)
 
 	t = time.Now()
-	if c.api, err = startAPIServer(c.tb, c.etcd, cfg.gates(), !cfg.DisableResourceBetaAPIs); err != nil {
+	var audit []string
+	if cfg.AuditWrites {
+		if audit, err = auditFlags(c.dir); err != nil {
+			return nil, err
+		}
+	}
+	if c.api, err = startAPIServer(c.tb, c.etcd, cfg.gates(), !cfg.DisableResourceBetaAPIs, audit...); err != nil {
 		return nil, err
 	}
 	if c.client, err = kubernetes.NewForConfig(c.api.Config); err != nil {

@@ -59,6 +59,7 @@ type options struct {
 	daemonDeviceClass     string
 	maxNodesPerClique     int
 	imexMode              string
+	statusWriteInterval   time.Duration
 	workers               int
 	metricsAddress        string
 	healthProbeAddress    string
@@ -84,6 +85,7 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.channelDeviceClass, "channel-device-class", computedomain.DefaultChannelDeviceClass, "DeviceClass of the workload channel claims.")
 	fs.StringVar(&o.daemonDeviceClass, "daemon-device-class", computedomain.DefaultDaemonDeviceClass, "DeviceClass of the daemon claims.")
 	fs.StringVar(&o.imexMode, "imex-mode", v1beta1.IMEXModeDomain, "Who runs the domains' IMEX daemons: "+v1beta1.IMEXModeDomain+" (a DaemonSet of daemon pods per domain, started on the nodes its workload is allocated on) or "+v1beta1.IMEXModeClique+" (the chart's long-lived daemon per node, one ensemble per NVLink clique, a channel per domain).")
+	fs.DurationVar(&o.statusWriteInterval, "status-write-interval", 500*time.Millisecond, "Shortest time between two status writes of one ComputeDomain; what changes in between is written together (every node's plugin decodes every write). 0 writes every change at once.")
 	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", membership.MaxNodesPerClique, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
 	fs.IntVar(&o.workers, "workers", 4, "Concurrent reconciles.")
 	fs.StringVar(&o.metricsAddress, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
@@ -131,6 +133,7 @@ func (o *options) controllerConfig() (computedomain.Config, error) {
 		DaemonServiceAccount:  o.daemonServiceAccount,
 		MaxNodesPerClique:     o.maxNodesPerClique,
 		IMEXMode:              o.imexMode,
+		StatusWriteInterval:   o.statusWriteInterval,
 	}.WithDefaults()
 	switch {
 	case cfg.OperatorNamespace == "":

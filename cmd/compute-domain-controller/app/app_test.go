@@ -17,6 +17,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +38,7 @@ func TestFlags(t *testing.T) {
 				ChannelDeviceClass: "compute-domain-default-channel.nvidia.com", DaemonDeviceClass: "compute-domain-daemon.nvidia.com",
 				DaemonImage: "registry.example/cd:v1", DaemonImagePullPolicy: corev1.PullIfNotPresent,
 				DaemonCommand: []string{"compute-domain-daemon"}, DaemonServiceAccount: "compute-domain-daemon",
-				MaxNodesPerClique: 18, MaxChannels: 2048, IMEXMode: "Domain",
+				MaxNodesPerClique: 18, MaxChannels: 2048, IMEXMode: "Domain", StatusWriteInterval: 500 * time.Millisecond,
 			},
 		},
 		"an isolated install with its own driver and classes": {
@@ -49,7 +50,7 @@ func TestFlags(t *testing.T) {
 				ChannelDeviceClass: "ch.sim", DaemonDeviceClass: "dm.sim",
 				DaemonImage: "x", DaemonImagePullPolicy: corev1.PullNever,
 				DaemonCommand: []string{"/bin/daemon", "--fast"}, DaemonServiceAccount: "compute-domain-daemon",
-				MaxNodesPerClique: 4, MaxChannels: 2048, IMEXMode: "Domain",
+				MaxNodesPerClique: 4, MaxChannels: 2048, IMEXMode: "Domain", StatusWriteInterval: 500 * time.Millisecond,
 			},
 		},
 		"no daemon image":        {args: []string{"--namespace=a"}, wantErr: "--daemon-image: must be set"},

@@ -35,11 +35,15 @@ const Workers = 4
 
 // Start starts a manager running the ComputeDomain controller for operatorNamespace against env, as a
 // controller process does when it starts: the logger is ctx's, the controller's metrics go to reg, no
-// metrics server is bound. stop ends the manager and returns what its Start returned.
-func Start(ctx context.Context, env *envtest.Env, operatorNamespace string, reg prometheus.Registerer) (stop func() error, err error) {
+// metrics server is bound; opts change the controller's config. stop ends the manager and returns what its
+// Start returned.
+func Start(ctx context.Context, env *envtest.Env, operatorNamespace string, reg prometheus.Registerer, opts ...func(*computedomain.Config)) (stop func() error, err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	mgr, err := computedomain.NewManager(ctx, env.Config,
-		computedomain.Config{OperatorNamespace: operatorNamespace, DaemonImage: DaemonImage},
+	cfg := computedomain.Config{OperatorNamespace: operatorNamespace, DaemonImage: DaemonImage}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	mgr, err := computedomain.NewManager(ctx, env.Config, cfg,
 		computedomain.ManagerOptions{Scheme: env.Scheme, Logger: klog.FromContext(ctx), Registerer: reg, Workers: Workers})
 	if err != nil {
 		cancel()

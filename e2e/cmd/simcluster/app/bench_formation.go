@@ -16,6 +16,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,6 +52,23 @@ type formationRun struct {
 	toReady     time.Duration // Job created → domain Ready
 	toRunning   time.Duration // Job created → every pod Running
 	counts      writeCounts
+	// audited are our components' writes as the API server's audit log shows them, from the domain's
+	// creation until formation.
+	audited []simcluster.AuditedWrite
+}
+
+// auditedWrites counts the audited writes, and the 409 and 429 answers among them.
+func (r formationRun) auditedWrites() (writes, conflicts, throttled int) {
+	for _, w := range r.audited {
+		writes++
+		switch w.Code {
+		case 409:
+			conflicts++
+		case 429:
+			throttled++
+		}
+	}
+	return writes, conflicts, throttled
 }
 
 // runBenchFormation: a ComputeDomain and a Job of one pod per node (GPU
@@ -64,6 +82,7 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	domainNodes := fs.Int("domain-nodes", 0, "pods (one per node) of the domain's Job (default: every rack node)")
 	runs := fs.Int("runs", 3, "formations to measure (the table shows medians)")
 	formationTimeout := fs.Duration("formation-timeout", 5*time.Minute, "longest wait for one formation and for its teardown")
+	jsonOut := fs.String("json", "", "also write the runs' figures to this file (JSON, for simcluster bench-plot)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first run's formation (Job created → domain Ready and all pods Running; not the cluster's start nor the teardown) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -86,6 +105,7 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	counter := newAPIWriteCounter()
 	cfg.ComponentConfig = counter.wrap
+	cfg.AuditWrites = true
 	// Job pods run until the run deletes them.
 	cfg.RunDuration = 24 * time.Hour
 	ctx = withLogger(ctx, cf.logger(stderr))
@@ -97,7 +117,7 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	defer stopQuietly(cluster)
 	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes (%s) ready in %.1fs\n", len(cluster.Nodes()), describeNodes(cluster.Nodes()), time.Since(startedAt).Seconds())
 
-	b := formationBench{client: cluster.Client(), counter: counter, nodes: *domainNodes, timeout: *formationTimeout}
+	b := formationBench{client: cluster.Client(), counter: counter, nodes: *domainNodes, timeout: *formationTimeout, audit: cluster.AuditedWrites}
 	if b.dyn, err = dynamic.NewForConfig(cluster.RESTConfig()); err != nil {
 		return err
 	}
@@ -132,6 +152,9 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 		results = append(results, r)
 	}
 	printFormationTable(stdout, results, *domainNodes, cf.racks)
+	if *jsonOut != "" {
+		return writeFormationJSON(*jsonOut, results, *domainNodes, cf)
+	}
 	return nil
 }
 
@@ -167,6 +190,7 @@ type formationBench struct {
 	counter *apiWriteCounter
 	nodes   int
 	timeout time.Duration
+	audit   func(from, to time.Time) ([]simcluster.AuditedWrite, error)
 }
 
 // run forms one domain, measures, then deletes it and waits until its
@@ -185,6 +209,7 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	// writes are part of the formation); the clock starts at the Job, as
 	// users run it.
 	b.counter.reset()
+	from := time.Now()
 	created, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Create(ctx, cd, metav1.CreateOptions{})
 	if err != nil {
 		return r, err
@@ -250,6 +275,9 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	})
 	b.profile.stop()
 	r.counts = b.counter.snapshot()
+	if r.audited, err = b.audit(from, time.Now()); err != nil {
+		return r, err
+	}
 	if err != nil {
 		return r, fmt.Errorf("domain %s not formed within %s (Ready after %s, all pods Running after %s): %w\n%s",
 			name, b.timeout, r.toReady, r.toRunning, err, b.diagnose(context.WithoutCancel(ctx), name, uid))
@@ -375,10 +403,19 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 	_, _ = fmt.Fprintf(tw, "Job created → a daemon Running on every node\t%s\n", seconds(func(r formationRun) time.Duration { return r.toDaemons }))
 	_, _ = fmt.Fprintf(tw, "Job created → domain Ready\t%s\n", seconds(func(r formationRun) time.Duration { return r.toReady }))
 	_, _ = fmt.Fprintf(tw, "Job created → all pods Running\t%s\n", seconds(func(r formationRun) time.Duration { return r.toRunning }))
+	_, _ = fmt.Fprintf(tw, "last pod bound → domain Ready (0: Ready before the last bind)\t%s\n", seconds(func(r formationRun) time.Duration { return r.boundToReady() }))
 	for _, kind := range kinds {
 		_, _ = fmt.Fprintf(tw, "API writes: %s\t%s\n", kind, count(func(r formationRun) float64 { return writesOf(r, kind) }, "%.0f"))
 	}
 	_, _ = fmt.Fprintf(tw, "API writes per node, our components (target ≤ 3)\t%s\n", count(func(r formationRun) float64 { return writesOf(r, "") / float64(nodes) }, "%.2f"))
+	_, _ = fmt.Fprintf(tw, "API writes per node, API server's audit log (target ≤ 3)\t%s\n", count(func(r formationRun) float64 {
+		w, _, _ := r.auditedWrites()
+		return float64(w) / float64(nodes)
+	}, "%.2f"))
+	_, _ = fmt.Fprintf(tw, "HTTP 409 / 429 answers to our components, audit log (target 0)\t%s\n", count(func(r formationRun) float64 {
+		_, c, t := r.auditedWrites()
+		return float64(c + t)
+	}, "%.0f"))
 	_, _ = fmt.Fprintf(tw, "HTTP 409 conflicts (target 0)\t%s\n", count(func(r formationRun) float64 {
 		n := 0
 		for _, c := range r.counts.conflicts {
@@ -538,4 +575,41 @@ func waitForCliqueDaemons(ctx context.Context, dyn dynamic.Interface, nodes int,
 		return fmt.Errorf("long-lived IMEX daemons not ready on %d nodes within %s: %w", nodes, timeout, err)
 	}
 	return nil
+}
+
+// boundToReady is the time from the last workload pod bound to the domain Ready (0 when it was Ready first).
+func (r formationRun) boundToReady() time.Duration { return max(0, r.toReady-r.toScheduled) }
+
+// formationJSON is what bench-formation --json writes and bench-plot reads.
+type formationJSON struct {
+	Nodes    int              `json:"nodes"`
+	Racks    int              `json:"racks"`
+	IMEXMode string           `json:"imexMode"`
+	Runs     []formationPoint `json:"runs"`
+}
+
+// formationPoint is one run, in seconds and counts.
+type formationPoint struct {
+	Bound          float64 `json:"jobToAllPodsBoundSeconds"`
+	Ready          float64 `json:"jobToReadySeconds"`
+	Running        float64 `json:"jobToAllPodsRunningSeconds"`
+	BoundToReady   float64 `json:"lastPodBoundToReadySeconds"`
+	WritesPerNode  float64 `json:"auditedWritesPerNode"`
+	ConflictsOr429 int     `json:"audited409or429"`
+}
+
+func writeFormationJSON(path string, runs []formationRun, nodes int, cf clusterFlags) error {
+	out := formationJSON{Nodes: nodes, Racks: cf.racks, IMEXMode: cf.imexMode}
+	for _, r := range runs {
+		w, c, t := r.auditedWrites()
+		out.Runs = append(out.Runs, formationPoint{
+			Bound: r.toScheduled.Seconds(), Ready: r.toReady.Seconds(), Running: r.toRunning.Seconds(),
+			BoundToReady: r.boundToReady().Seconds(), WritesPerNode: float64(w) / float64(nodes), ConflictsOr429: c + t,
+		})
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }

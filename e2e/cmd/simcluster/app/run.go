@@ -39,6 +39,7 @@ commands:
   up     start a simulated GPU cluster, write a kubeconfig, serve until SIGINT/SIGTERM
   demo   start a cluster, run the demo scenario, print timings and a final table
   bench-formation  time ComputeDomain formation and count our components' API writes
+  bench-plot       draw bench-formation --json results as a PNG
   bench-scheduler  kube-scheduler throughput with our GPU plugin's ResourceSlices against minimal ones
 
 Run "simcluster <command> -h" for the flags of a command.
@@ -49,7 +50,7 @@ Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		_, _ = fmt.Fprintln(stderr, usage)
-		return errors.New("no command given: allowed commands are up, demo, bench-formation")
+		return errors.New("no command given: allowed commands are up, demo, bench-formation, bench-scheduler, bench-plot")
 	}
 	switch args[0] {
 	case "up":
@@ -58,6 +59,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "bench-formation":
 		return runBenchFormation(ctx, args[1:], stdout, stderr)
+	case "bench-plot":
+		return runBenchPlot(args[1:], stdout, stderr)
 	case "bench-scheduler":
 		return runBenchScheduler(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
@@ -65,7 +68,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	default:
 		_, _ = fmt.Fprintln(stderr, usage)
-		return fmt.Errorf("unknown command %q: allowed commands are up, demo, bench-formation", args[0])
+		return fmt.Errorf("unknown command %q: allowed commands are up, demo, bench-formation, bench-scheduler, bench-plot", args[0])
 	}
 }
 

@@ -1,0 +1,91 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2/ktesting"
+)
+
+// TestBenchFormationRunsInBothIMEXModes is bench-formation's reduced run in the test suite (make bench runs
+// 16, 64 and 256 nodes): an 8-node domain over two racks forms in each IMEX mode, the API server's audit log
+// counts our components' writes, and the JSON and the plot are written. Not a timing goal: the machine is shared.
+func TestBenchFormationRunsInBothIMEXModes(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	var files []string
+	for _, mode := range []string{"Domain", "Clique"} {
+		file := filepath.Join(dir, mode+".json")
+		var out bytes.Buffer
+		err := Run(ctx, []string{"bench-formation", "--racks", "2", "--nodes-per-rack", "4", "--extra", "", "--runs", "1",
+			"--imex-mode", mode, "--formation-timeout", "3m", "--json", file}, &out, &out)
+		if err != nil {
+			t.Fatalf("%s mode: %v\n%s", mode, err, out.String())
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r formationJSON
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Nodes != 8 || r.IMEXMode != mode || len(r.Runs) != 1 {
+			t.Fatalf("%s mode: %+v", mode, r)
+		}
+		run := r.Runs[0]
+		if run.Ready <= 0 || run.Bound <= 0 || run.Running < run.Bound {
+			t.Errorf("%s mode: phases %+v", mode, run)
+		}
+		// The audit log saw the controller's writes at least (finalizer, templates, status); at most two per
+		// node (a daemon's record and its ready status) and a dozen per domain.
+		if limit := 2 + 12.0/8; run.WritesPerNode <= 0 || run.WritesPerNode > limit || run.ConflictsOr429 != 0 {
+			t.Errorf("%s mode: %.2f audited writes per node, %d 409/429 answers; want (0, %.1f] and 0\n%s", mode, run.WritesPerNode, run.ConflictsOr429, limit, out.String())
+		}
+		if !strings.Contains(out.String(), "API writes per node, API server's audit log") {
+			t.Errorf("%s mode: the table has no audited row:\n%s", mode, out.String())
+		}
+		files = append(files, file)
+	}
+	pngFile := filepath.Join(dir, "formation.png")
+	var out bytes.Buffer
+	if err := Run(context.Background(), append([]string{"bench-plot", "--out", pngFile}, files...), &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	f, err := os.Open(pngFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("the plot is no PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
+		t.Errorf("plot of %dx%d pixels", b.Dx(), b.Dy())
+	}
+}
