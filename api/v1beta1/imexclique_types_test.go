@@ -12,7 +12,6 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-
 package v1beta1
 
 import (
@@ -28,10 +27,10 @@ func TestIMEXCliqueName(t *testing.T) {
 		clique string
 		want   string
 	}{
-		"a clique ID that is a valid name stays as it is": {clique: "5f1e0c9a-aaaa-bbbb-cccc-000000000001.1", want: "5f1e0c9a-aaaa-bbbb-cccc-000000000001.1"},
+		"a clique ID that is a valid name stays as it is":                          {clique: "5f1e0c9a-aaaa-bbbb-cccc-000000000001.1", want: "5f1e0c9a-aaaa-bbbb-cccc-000000000001.1"},
 		"upper case and other characters are replaced, and a hash keeps it unique": {clique: "ABC_1.2", want: "abc-1.2-"},
-		"an ID too long for a name is cut and hashed":                               {clique: long, want: strings.Repeat("a", 236) + "-"},
-		"an ID of only disallowed characters still gets a name":                     {clique: "__", want: "clique-"},
+		"an ID too long for a name is cut and hashed":                              {clique: long, want: strings.Repeat("a", 236) + "-"},
+		"an ID of only disallowed characters still gets a name":                    {clique: "__", want: "clique-"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
