@@ -31,6 +31,10 @@ const (
 	IMEXModeClique = "Clique"
 )
 
+// CliqueNodeLabelKey is the Node label holding the node's NVLink clique, `<clusterUUID>.<cliqueId>` (NVIDIA's
+// name): the GPU kubelet plugin sets it on its node; nodes without a multi-node fabric have none.
+const CliqueNodeLabelKey = "nvidia.com/gpu.clique"
+
 // IMEXNodeFieldOwner is the server-side apply field manager of the long-lived daemon that writes an IMEXNode.
 const IMEXNodeFieldOwner = "compute-domain-imex-daemon"
 

@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,6 +82,17 @@ func (r *Reconciler) reconcileCliqueMembership(ctx context.Context, s *scope) er
 			trusted, _ = imexclique.TrustNodes([]v1beta1.IMEXNode{n}, daemons)
 		}
 		if len(trusted) == 0 {
+			noFabric, err := r.nodeWithoutClique(ctx, node)
+			if err != nil {
+				return err
+			}
+			if noFabric {
+				// As a per-domain daemon reports such a node: a member without a clique, whose claims
+				// get no channel (the domain says NoFabric).
+				m.Status.Ready = true
+				members = append(members, m)
+				continue
+			}
 			setMemberCondition(&m, now, ReasonNoIMEXDaemon,
 				fmt.Sprintf("no long-lived IMEX daemon reports for node %s (the chart's IMEX DaemonSet runs on nodes labelled nvidia.com/gpu.clique)", node))
 			members = append(members, m)
@@ -105,6 +117,20 @@ func (r *Reconciler) reconcileCliqueMembership(ctx context.Context, s *scope) er
 	s.channels, s.channelErrors = r.assignChannels(s.domain, members)
 	s.membersObserved = true
 	return nil
+}
+
+// nodeWithoutClique tells whether node exists and has no NVLink clique label: no long-lived daemon runs
+// there, and none will. The controller caches Nodes' metadata only.
+func (r *Reconciler) nodeWithoutClique(ctx context.Context, node string) (bool, error) {
+	n := &metav1.PartialObjectMetadata{}
+	n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	if err := r.client.Get(ctx, client.ObjectKey{Name: node}, n); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("get node %s: %w", node, err)
+	}
+	return n.Labels[v1beta1.CliqueNodeLabelKey] == "", nil
 }
 
 // setMemberCondition marks a synthesized member not ready with an IMEXReady condition the domain's

@@ -138,6 +138,37 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, fu
 	})
 })
 
+var _ = Describe("ComputeDomain controller in the Clique IMEX mode, on a node without a fabric", Ordered, func() {
+	BeforeAll(func() {
+		stop()
+		startController(func(c *computedomain.Config) { c.IMEXMode = v1beta1.IMEXModeClique })
+		DeferCleanup(func() {
+			stop()
+			startController()
+		})
+	})
+
+	It("forms a domain on a node without a clique label and no long-lived daemon, as NoFabric", func() {
+		ctx := context.Background()
+		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hgx-"}}
+		Expect(k8s.Create(ctx, namespace)).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hgx-0", Labels: map[string]string{"nvidia.com/gpu.present": "true"}}})).To(Succeed())
+		cd := createDomain(ctx, "no-fabric", namespace.Name)
+		rct := &resourcev1.ResourceClaimTemplate{}
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: namespace.Name, Name: cd.Spec.Channel.ResourceClaimTemplate.Name}, rct)
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		allocateWorkloadClaim(ctx, rct, "hgx-pod", "hgx-0")
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			g.Expect(got.Status.Status).To(Equal(v1beta1.ComputeDomainStatusReady))
+			g.Expect(condition(got, v1beta1.ComputeDomainConditionReady).Reason).To(Equal(v1beta1.ComputeDomainReasonNoFabric))
+			g.Expect(got.Status.Nodes).To(HaveLen(1))
+			g.Expect(got.Status.Nodes[0].CliqueID).To(BeEmpty())
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+	})
+})
+
 // cliqueDaemonLabels are the labels of the chart's long-lived IMEX daemon pods.
 func cliqueDaemonLabels() map[string]string {
 	return map[string]string{imexclique.AppLabelKey: imexclique.AppLabelValue, imexclique.ComponentLabelKey: imexclique.ComponentLabelValue}

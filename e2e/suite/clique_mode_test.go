@@ -21,11 +21,13 @@ import (
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 )
 
 // cliqueModeTimeout covers a helm upgrade that switches the IMEX mode: the controller's rollout and the
@@ -108,6 +110,23 @@ var _ = Describe("The Clique IMEX mode (computeDomainDaemon.imexMode=Clique)", f
 		Expect(computeDomains().Get(ctx, client.ObjectKey{Namespace: ns, Name: "imex-pods"}, &cd)).To(Succeed())
 		if len(cd.Status.Cliques) == 1 {
 			Expect(channels[0]).To(Equal(channels[1]), "one clique, one channel")
+		}
+
+		By("running the no-fabric demo on an HGX node: Ready as NoFabric, no channel")
+		hgx, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: topology.ProfileLabel + "=hgx-h100-8"})
+		Expect(err).NotTo(HaveOccurred())
+		if len(hgx.Items) > 0 {
+			createFixture(ctx, ns, "demo/computedomain-no-fabric.yaml")
+			pod := runningPod(ctx, ns, "hgx-pod")
+			Eventually(ctx, func(g Gomega) {
+				var cd cdv1beta1.ComputeDomain
+				g.Expect(computeDomains().Get(ctx, client.ObjectKey{Namespace: ns, Name: "hgx-domain"}, &cd)).To(Succeed())
+				g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady))
+				ready := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionReady)
+				g.Expect(ready).NotTo(BeNil())
+				g.Expect(ready.Reason).To(Equal(cdv1beta1.ComputeDomainReasonNoFabric))
+			}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+			Expect(imexChannels(pod, "ctr")).To(BeEmpty())
 		}
 
 		By("starting no IMEX daemon pod for the domain")

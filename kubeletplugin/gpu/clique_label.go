@@ -26,12 +26,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
 // CliqueLabel is the node label this plugin owns: the node's NVLink clique
 // "<clusterUUID>.<cliqueId>", absent on nodes without one.
-const CliqueLabel = "nvidia.com/gpu.clique"
+const CliqueLabel = apiv1beta1.CliqueNodeLabelKey
 
 // CliqueLabeler keeps the node's clique label in line with what NVML reports.
 type CliqueLabeler interface {
