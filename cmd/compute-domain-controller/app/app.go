@@ -60,6 +60,8 @@ type options struct {
 	maxNodesPerClique     int
 	imexMode              string
 	statusWriteInterval   time.Duration
+	qps                   float64
+	burst                 int
 	workers               int
 	metricsAddress        string
 	healthProbeAddress    string
@@ -88,6 +90,8 @@ func parse(args []string) (*options, error) {
 	fs.DurationVar(&o.statusWriteInterval, "status-write-interval", 500*time.Millisecond, "Shortest time between two status writes of one ComputeDomain; what changes in between is written together (every node's plugin decodes every write). 0 writes every change at once.")
 	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", membership.MaxNodesPerClique, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
 	fs.IntVar(&o.workers, "workers", 4, "Concurrent reconciles.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of the controller's API requests per second (client-go's default, 20 with controller-runtime, throttles the first reconcile of a thousand domains).")
+	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of the controller's client-side rate limit.")
 	fs.StringVar(&o.metricsAddress, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
 	fs.StringVar(&o.healthProbeAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that one of several replicas reconciles.")
@@ -172,6 +176,10 @@ func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string) 
 func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 	ctx = startup.WithLogger(ctx, o.logConfig, "compute-domain-controller", "")
 	logger := klog.FromContext(ctx)
+	if o.qps <= 0 || o.burst < 1 {
+		return fmt.Errorf("--kube-api-qps %v and --kube-api-burst %d: must be positive", o.qps, o.burst)
+	}
+	restConfig.QPS, restConfig.Burst = float32(o.qps), o.burst
 
 	cfg, err := o.controllerConfig()
 	if err != nil {
