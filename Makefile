@@ -133,12 +133,8 @@ kind-down: $(KIND) ## Delete the kind cluster of kind-up.
 	$(KIND) delete cluster --name $(KIND_CLUSTER)
 
 .PHONY: bench
-bench: ## Go benchmarks of the product module and the scale benchmarks (figures go into docs/benchmarks.md).
-	go test -p 1 -run '^$$' -bench . -benchmem -count 5 ./...
-	TMPDIR=/dev/shm go test -p 1 -run '^$$' -bench OverSocket -benchtime 2000x ./kubeletplugin/...
-	$(MAKE) testbins $(BIN)/simcluster
-	$(BIN)/simcluster bench-scheduler --nodes 500 --pods 1000 --variants gpu,mig --runs 3
-	go run ./hack/bench-controller --domains 1000 --nodes 2000
+bench: testbins $(BIN)/simcluster ## Every benchmark (about 40 minutes on 2 cores): output under docs/bench/ (with date, machine, commit, command), the formation plot docs/bench/formation.png; docs/benchmarks.md reads them.
+	hack/bench.sh
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint over both modules.

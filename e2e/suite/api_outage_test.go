@@ -36,6 +36,7 @@ const (
 
 var _ = Describe("The API server refusing the operator's connections for 30 s while a domain forms", Serial, func() {
 	It("converges once it is back: the domain Ready with both nodes, one DaemonSet, one daemon template, one record per node, the pods Running", func(ctx SpecContext) {
+		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
 		requireSimulated("cutting the operator's pods off the API server")
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-pods.yaml")

@@ -122,6 +122,7 @@ func cdiFilesOf(node string, claimUIDs sets.Set[string]) ([]string, error) {
 
 var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node", func() {
 	It("give each domain its own channel and its own IMEX daemon on the shared node; a deleted domain leaves nothing behind and its channel goes to the next domain", func(ctx SpecContext) {
+		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
 		cl := computeDomains()
 
 		By("waiting until no other ComputeDomain holds a channel, so that channels are handed out from the lowest")

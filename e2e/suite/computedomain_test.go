@@ -38,6 +38,7 @@ import (
 
 var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 	It("runs every pod with the domain's one IMEX channel in a Ready domain of 4 nodes, and the daemons leave when the job is done", func(ctx SpecContext) {
+		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
 		cl := computeDomains()
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-job.yaml")
@@ -106,106 +107,118 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 })
 
 var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func() {
-	It("goes Degraded naming the node, gets the daemon restarted by the node and is Ready again with both nodes", func(ctx SpecContext) {
-		requireSimulated("killing a daemon container")
-		cl := computeDomains()
-		ns := newNamespace(ctx)
-		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
-		const domain = "imex-pods"
-		domainReady := func(g Gomega) {
-			var cd cdv1beta1.ComputeDomain
-			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: domain}, &cd)).To(Succeed())
-			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
-			g.Expect(cd.Status.Nodes).To(HaveLen(2))
-			for _, n := range cd.Status.Nodes {
-				g.Expect(n.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", n.Name)
-			}
-			degraded := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionDegraded)
-			g.Expect(degraded).NotTo(BeNil(), "status.conditions has a Degraded condition")
-			g.Expect(degraded.Status).To(Equal(metav1.ConditionFalse), "Degraded: %s %s", degraded.Reason, degraded.Message)
-		}
-		Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
-		pod := runningPod(ctx, ns, "imex-pod-0")
-		node := pod.Spec.NodeName
-
-		var daemon corev1.Pod
-		Eventually(ctx, func(g Gomega) {
-			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
-				LabelSelector: simcluster.DaemonSelector, FieldSelector: "spec.nodeName=" + node,
-			})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(daemons.Items).To(HaveLen(1))
-			g.Expect(daemons.Items[0].Status.Phase).To(Equal(corev1.PodRunning))
-			daemon = daemons.Items[0]
-		}).WithTimeout(podStartTimeout).Should(Succeed())
-
-		// The Degraded window lasts from the crash until the restarted
-		// daemon and its peers report ready again (about a second here):
-		// too short to poll for, so a watch started now logs every version.
-		By("watching the domain's Degraded condition from before the crash")
-		degradedLog := watchCondition(ctx, cl, ns, domain, cdv1beta1.ComputeDomainConditionDegraded)
-
-		By("killing the IMEX daemon container on " + node)
-		Expect(env.sim.KillContainer(node, daemon.Namespace, daemon.Name, daemon.Spec.Containers[0].Name)).To(Succeed())
-
-		By("waiting for the restart and the domain's recovery")
-		Eventually(ctx, func(g Gomega) {
-			p, err := env.client.CoreV1().Pods(daemon.Namespace).Get(ctx, daemon.Name, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(p.Status.ContainerStatuses).To(HaveLen(1))
-			cs := p.Status.ContainerStatuses[0]
-			g.Expect(cs.RestartCount).To(BeEquivalentTo(1))
-			g.Expect(cs.LastTerminationState.Terminated).NotTo(BeNil())
-			g.Expect(cs.LastTerminationState.Terminated.ExitCode).To(BeEquivalentTo(137))
-		}).WithTimeout(podStartTimeout).Should(Succeed())
-		Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
-
-		By("checking that the domain went Degraded naming " + node + " and then recovered")
-		// The message names each lost node with its cause: the killed node
-		// itself ("node N (IMEXReady=False ...)", DaemonLost) or a surviving
-		// peer whose stand-in IMEX lost the connection ("... not connected to
-		// 1 of 1 peers: N (address)", PeersLost). Either way N is followed by
-		// " (", which tells n01 from n010.
-		namesNode := MatchRegexp(`(^|[\s,:])` + regexp.QuoteMeta(node) + ` \(`)
-		degradedNamingNode := SatisfyAll(
-			HaveField("Status", metav1.ConditionTrue),
-			HaveField("Reason", BeElementOf(cdv1beta1.ComputeDomainReasonDaemonLost, cdv1beta1.ComputeDomainReasonPeersLost)),
-			HaveField("Message", namesNode),
-		)
-		Eventually(func(g Gomega) {
-			g.Expect(degradedLog.Errors()).To(BeEmpty(), "watch of the domain")
-			seen := degradedLog.Seen()
-			first := slices.IndexFunc(seen, func(c metav1.Condition) bool { return c.Status == metav1.ConditionTrue })
-			g.Expect(first).To(BeNumerically(">", 0), "Degraded was False before the crash and then True\n%s", degradedLog)
-			g.Expect(seen[0].Status).To(Equal(metav1.ConditionFalse), "%s", degradedLog)
-			g.Expect(seen).To(ContainElement(degradedNamingNode), "%s", degradedLog)
-			g.Expect(seen[len(seen)-1].Status).To(Equal(metav1.ConditionFalse), "Degraded is False again after the recovery\n%s", degradedLog)
-		}).WithTimeout(10 * time.Second).Should(Succeed())
-		AddReportEntry("Degraded conditions seen", degradedLog.String())
-
-		By("checking the Warning event that the domain is degraded, naming " + node)
-		Eventually(ctx, func(g Gomega) {
-			events, err := env.client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			var ofDomain []eventsv1.Event
-			for _, e := range events.Items {
-				if e.Regarding.Kind == "ComputeDomain" && e.Regarding.Name == domain {
-					ofDomain = append(ofDomain, e)
-				}
-			}
-			g.Expect(ofDomain).To(ContainElement(SatisfyAll(
-				HaveField("Type", corev1.EventTypeWarning),
-				HaveField("Reason", BeElementOf(cdv1beta1.ComputeDomainReasonDaemonLost, cdv1beta1.ComputeDomainReasonPeersLost)),
-				HaveField("Note", SatisfyAll(HavePrefix("ComputeDomain is degraded: "), namesNode)),
-			)), "events regarding ComputeDomain %s/%s: %s", ns, domain, eventNotes(ofDomain))
-			g.Expect(ofDomain).To(ContainElement(SatisfyAll(
-				HaveField("Type", corev1.EventTypeNormal),
-				HaveField("Reason", cdv1beta1.ComputeDomainReasonHealthy),
-				HaveField("Note", HavePrefix("ComputeDomain recovered: ")),
-			)), "events regarding ComputeDomain %s/%s: %s", ns, domain, eventNotes(ofDomain))
-		}).WithTimeout(podStartTimeout).Should(Succeed())
-	})
+	// The daemon is the domain's own in the Domain mode and the node's long-lived one in the Clique mode.
+	for _, m := range []struct{ mode, selector string }{
+		{cdv1beta1.IMEXModeDomain, simcluster.DaemonSelector}, {cdv1beta1.IMEXModeClique, simcluster.CliqueDaemonSelector},
+	} {
+		mode, selector := m.mode, m.selector
+		It("goes Degraded naming the node, gets the daemon restarted by the node and is Ready again with both nodes ("+mode+" IMEX mode)", func(ctx SpecContext) {
+			crashAndRecover(ctx, mode, selector)
+		})
+	}
 })
+
+// crashAndRecover is the crash story in one IMEX mode; selector finds the node's IMEX daemon pod.
+func crashAndRecover(ctx SpecContext, mode, selector string) {
+	requireIMEXMode(ctx, mode)
+	requireSimulated("killing a daemon container")
+	cl := computeDomains()
+	ns := newNamespace(ctx)
+	createFixture(ctx, ns, "demo/computedomain-pods.yaml")
+	const domain = "imex-pods"
+	domainReady := func(g Gomega) {
+		var cd cdv1beta1.ComputeDomain
+		g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: domain}, &cd)).To(Succeed())
+		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+		g.Expect(cd.Status.Nodes).To(HaveLen(2))
+		for _, n := range cd.Status.Nodes {
+			g.Expect(n.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", n.Name)
+		}
+		degraded := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionDegraded)
+		g.Expect(degraded).NotTo(BeNil(), "status.conditions has a Degraded condition")
+		g.Expect(degraded.Status).To(Equal(metav1.ConditionFalse), "Degraded: %s %s", degraded.Reason, degraded.Message)
+	}
+	Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	pod := runningPod(ctx, ns, "imex-pod-0")
+	node := pod.Spec.NodeName
+
+	var daemon corev1.Pod
+	Eventually(ctx, func(g Gomega) {
+		daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
+			LabelSelector: selector, FieldSelector: "spec.nodeName=" + node,
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(daemons.Items).To(HaveLen(1))
+		g.Expect(daemons.Items[0].Status.Phase).To(Equal(corev1.PodRunning))
+		daemon = daemons.Items[0]
+	}).WithTimeout(podStartTimeout).Should(Succeed())
+
+	// The Degraded window lasts from the crash until the restarted
+	// daemon and its peers report ready again (about a second here):
+	// too short to poll for, so a watch started now logs every version.
+	By("watching the domain's Degraded condition from before the crash")
+	degradedLog := watchCondition(ctx, cl, ns, domain, cdv1beta1.ComputeDomainConditionDegraded)
+
+	By("killing the IMEX daemon container on " + node)
+	Expect(env.sim.KillContainer(node, daemon.Namespace, daemon.Name, daemon.Spec.Containers[0].Name)).To(Succeed())
+
+	By("waiting for the restart and the domain's recovery")
+	Eventually(ctx, func(g Gomega) {
+		p, err := env.client.CoreV1().Pods(daemon.Namespace).Get(ctx, daemon.Name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(p.Status.ContainerStatuses).To(HaveLen(1))
+		cs := p.Status.ContainerStatuses[0]
+		g.Expect(cs.RestartCount).To(BeEquivalentTo(1))
+		g.Expect(cs.LastTerminationState.Terminated).NotTo(BeNil())
+		g.Expect(cs.LastTerminationState.Terminated.ExitCode).To(BeEquivalentTo(137))
+	}).WithTimeout(podStartTimeout).Should(Succeed())
+	Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+
+	By("checking that the domain went Degraded naming " + node + " and then recovered")
+	// The message names each lost node with its cause: the killed node
+	// itself ("node N (IMEXReady=False ...)", DaemonLost) or a surviving
+	// peer whose stand-in IMEX lost the connection ("... not connected to
+	// 1 of 1 peers: N (address)", PeersLost). Either way N is followed by
+	// " (", which tells n01 from n010.
+	namesNode := MatchRegexp(`(^|[\s,:])` + regexp.QuoteMeta(node) + ` \(`)
+	degradedNamingNode := SatisfyAll(
+		HaveField("Status", metav1.ConditionTrue),
+		HaveField("Reason", BeElementOf(cdv1beta1.ComputeDomainReasonDaemonLost, cdv1beta1.ComputeDomainReasonPeersLost)),
+		HaveField("Message", namesNode),
+	)
+	Eventually(func(g Gomega) {
+		g.Expect(degradedLog.Errors()).To(BeEmpty(), "watch of the domain")
+		seen := degradedLog.Seen()
+		first := slices.IndexFunc(seen, func(c metav1.Condition) bool { return c.Status == metav1.ConditionTrue })
+		g.Expect(first).To(BeNumerically(">", 0), "Degraded was False before the crash and then True\n%s", degradedLog)
+		g.Expect(seen[0].Status).To(Equal(metav1.ConditionFalse), "%s", degradedLog)
+		g.Expect(seen).To(ContainElement(degradedNamingNode), "%s", degradedLog)
+		g.Expect(seen[len(seen)-1].Status).To(Equal(metav1.ConditionFalse), "Degraded is False again after the recovery\n%s", degradedLog)
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	AddReportEntry("Degraded conditions seen", degradedLog.String())
+
+	By("checking the Warning event that the domain is degraded, naming " + node)
+	Eventually(ctx, func(g Gomega) {
+		events, err := env.client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		var ofDomain []eventsv1.Event
+		for _, e := range events.Items {
+			if e.Regarding.Kind == "ComputeDomain" && e.Regarding.Name == domain {
+				ofDomain = append(ofDomain, e)
+			}
+		}
+		g.Expect(ofDomain).To(ContainElement(SatisfyAll(
+			HaveField("Type", corev1.EventTypeWarning),
+			HaveField("Reason", BeElementOf(cdv1beta1.ComputeDomainReasonDaemonLost, cdv1beta1.ComputeDomainReasonPeersLost)),
+			HaveField("Note", SatisfyAll(HavePrefix("ComputeDomain is degraded: "), namesNode)),
+		)), "events regarding ComputeDomain %s/%s: %s", ns, domain, eventNotes(ofDomain))
+		g.Expect(ofDomain).To(ContainElement(SatisfyAll(
+			HaveField("Type", corev1.EventTypeNormal),
+			HaveField("Reason", cdv1beta1.ComputeDomainReasonHealthy),
+			HaveField("Note", HavePrefix("ComputeDomain recovered: ")),
+		)), "events regarding ComputeDomain %s/%s: %s", ns, domain, eventNotes(ofDomain))
+	}).WithTimeout(podStartTimeout).Should(Succeed())
+}
 
 // eventNotes lists events for failure messages.
 func eventNotes(events []eventsv1.Event) string {

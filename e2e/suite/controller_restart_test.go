@@ -45,6 +45,7 @@ func controllerPods(ctx SpecContext, g Gomega) []corev1.Pod {
 
 var _ = Describe("The ComputeDomain controller restarted while a domain forms", func() {
 	It("is replaced by its Deployment, and the new controller finishes the domain with one DaemonSet, one daemon per node, distinct indices and one channel", func(ctx SpecContext) {
+		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
 		requireSimulated("the controller's pod of the chart's install")
 		var old []corev1.Pod
 		Eventually(ctx, func(g Gomega) {

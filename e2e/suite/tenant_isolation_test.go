@@ -67,6 +67,7 @@ func claimSpecOf(class string, config runtime.Object) resourcev1.ResourceClaimSp
 
 var _ = Describe("Two tenants in two namespaces with ComputeDomains on one node", func() {
 	It("each pod sees only its own domain's channel (Single and All), another tenant's channel or daemon device cannot be claimed, and a forged member record is ignored", func(ctx SpecContext) {
+		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
 		cl := computeDomains()
 		nsA, nsB := newNamespace(ctx), newNamespace(ctx)
 		createFixture(ctx, nsA, "demo/tenant-a.yaml")

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -400,7 +401,11 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 	}
 	_, _ = fmt.Fprintf(tw, "ComputeDomain formation: %d pods on %d nodes over %d racks, %d runs\tmedian\truns\n", nodes, nodes, racks, len(runs))
 	_, _ = fmt.Fprintf(tw, "Job created → all pods bound to nodes\t%s\n", seconds(func(r formationRun) time.Duration { return r.toScheduled }))
-	_, _ = fmt.Fprintf(tw, "Job created → a daemon Running on every node\t%s\n", seconds(func(r formationRun) time.Duration { return r.toDaemons }))
+	if slices.ContainsFunc(runs, func(r formationRun) bool { return r.toDaemons > 0 }) {
+		_, _ = fmt.Fprintf(tw, "Job created → a daemon Running on every node\t%s\n", seconds(func(r formationRun) time.Duration { return r.toDaemons }))
+	} else {
+		_, _ = fmt.Fprintf(tw, "Job created → a daemon Running on every node\t–\t(no per-domain daemon pods: Clique IMEX mode)\n")
+	}
 	_, _ = fmt.Fprintf(tw, "Job created → domain Ready\t%s\n", seconds(func(r formationRun) time.Duration { return r.toReady }))
 	_, _ = fmt.Fprintf(tw, "Job created → all pods Running\t%s\n", seconds(func(r formationRun) time.Duration { return r.toRunning }))
 	_, _ = fmt.Fprintf(tw, "last pod bound → domain Ready (0: Ready before the last bind)\t%s\n", seconds(func(r formationRun) time.Duration { return r.boundToReady() }))
@@ -439,6 +444,25 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 				_, _ = fmt.Fprintf(w, "  %s: %s\n", kind, strings.Join(conflicts[kind], ", "))
 			}
 		}
+	}
+
+	// Which of our writes the API server refused with 409 or 429 (client-go retries a 429 on its own, so
+	// only the audit log shows them).
+	var refused []string
+	for i, r := range runs {
+		byCall := map[string]int{}
+		for _, a := range r.audited {
+			if a.Code == 409 || a.Code == 429 {
+				byCall[fmt.Sprintf("%d %s %s", a.Code, a.ServiceAccount, a.Call)]++
+			}
+		}
+		for call, n := range byCall {
+			refused = append(refused, fmt.Sprintf("run %d: %d × %s", i+1, n, call))
+		}
+	}
+	if len(refused) > 0 {
+		sort.Strings(refused)
+		_, _ = fmt.Fprintf(w, "\nHTTP 409/429 answers in the audit log: %s\n", strings.Join(refused, ", "))
 	}
 
 	// Where the writes come from (last run).

@@ -128,7 +128,7 @@ func (d *demo) computeDomainJob(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ComputeDomain job: job not complete or daemons still running within %s: %w", d.timeout, err)
 	}
-	d.progress("ComputeDomain job: job complete and the IMEX daemons left the nodes, %.2fs after creation", time.Since(start).Seconds())
+	d.progress("ComputeDomain job: job complete and no IMEX daemon pod of the domain left on its nodes, %.2fs after creation", time.Since(start).Seconds())
 	return nil
 }
 

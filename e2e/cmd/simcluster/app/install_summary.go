@@ -38,7 +38,11 @@ func describeInstall(ctx context.Context, client kubernetes.Interface) (string, 
 	count := map[string]int{}
 	images := map[string]bool{}
 	for _, p := range pods.Items {
-		count[fmt.Sprintf("%s %s", p.Labels["app.kubernetes.io/name"], p.Status.Phase)]++
+		name := p.Labels["app.kubernetes.io/name"]
+		if c := p.Labels["app.kubernetes.io/component"]; c != "" {
+			name += " (" + c + ")"
+		}
+		count[fmt.Sprintf("%s %s", name, p.Status.Phase)]++
 		for _, c := range p.Spec.Containers {
 			images[c.Image] = true
 		}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, each one's output in docs/bench/<name>.txt under a header naming the date, the
+# machine, the Go version, the commit and the command. docs/benchmarks.md explains the figures; this script
+# only records them. Env: OUT (default docs/bench), SIMCLUSTER (default bin/simcluster).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${OUT:-$root/docs/bench}
+sim=${SIMCLUSTER:-$root/bin/simcluster}
+mkdir -p "$out"
+
+# record NAME CMD...: run CMD, its stdout and stderr into $out/NAME.txt after the header.
+record() {
+  local name=$1
+  shift
+  echo "bench: $name: $*" >&2
+  {
+    echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(go env GOVERSION), commit $(git rev-parse --short HEAD)"
+    echo "# $*"
+  } >"$out/$name.txt"
+  "$@" >>"$out/$name.txt" 2>&1
+}
+
+record go-benchmarks go test -p 1 -run '^$' -bench . -benchmem -count 5 ./...
+record prepare-over-socket-tmpfs env TMPDIR=/dev/shm go test -p 1 -run '^$' -bench OverSocket -benchtime 2000x ./kubeletplugin/gpu/ ./kubeletplugin/computedomain/
+record scheduler "$sim" bench-scheduler --nodes 500 --pods 1000 --variants gpu,mig --runs 5
+record controller go run ./hack/bench-controller --domains 1000 --nodes 2000
+record simulator-512 /usr/bin/time -f "peak RSS %M KB, wall %e s" "$sim" up --kubeconfig "$out/.sim512.kubeconfig" --racks 29 --nodes-per-rack 18 --extra "" --exit-when-ready
+rm -f "$out/.sim512.kubeconfig"
+OUT=$out SIMCLUSTER=$sim hack/bench-formation.sh 16 64 256
