@@ -66,10 +66,7 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, fu
 		ensemble := waitForEnsemble(ctx, clique, 3)
 
 		cd := createDomain(ctx, "on-cliques", ns)
-		rct := &resourcev1.ResourceClaimTemplate{}
-		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: cd.Spec.Channel.ResourceClaimTemplate.Name}, rct)
-		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		rct := workloadTemplate(ctx, cd)
 		allocateWorkloadClaim(ctx, rct, "worker-0", "q7-n0")
 		allocateWorkloadClaim(ctx, rct, "worker-1", "q7-n2")
 
@@ -91,10 +88,7 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, fu
 
 		By("giving a second domain in the same clique another channel")
 		other := createDomain(ctx, "next-on-cliques", ns)
-		otherRCT := &resourcev1.ResourceClaimTemplate{}
-		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: other.Spec.Channel.ResourceClaimTemplate.Name}, otherRCT)
-		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		otherRCT := workloadTemplate(ctx, other)
 		allocateWorkloadClaim(ctx, otherRCT, "other-0", "q7-n1")
 		Expect(readyChannels(ctx, other, 1)[clique]).NotTo(Equal(channels[clique]))
 
@@ -125,10 +119,7 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, fu
 		}).WithTimeout(consistently).WithPolling(poll).Should(Succeed())
 
 		cd := createDomain(ctx, "forged", ns)
-		rct := &resourcev1.ResourceClaimTemplate{}
-		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: cd.Spec.Channel.ResourceClaimTemplate.Name}, rct)
-		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		rct := workloadTemplate(ctx, cd)
 		allocateWorkloadClaim(ctx, rct, "w-0", "q8-n1")
 		Eventually(func(g Gomega) {
 			got := getDomain(g, ctx, cd)
@@ -154,10 +145,7 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode, on a node wi
 		Expect(k8s.Create(ctx, namespace)).To(Succeed())
 		Expect(k8s.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hgx-0", Labels: map[string]string{"nvidia.com/gpu.present": "true"}}})).To(Succeed())
 		cd := createDomain(ctx, "no-fabric", namespace.Name)
-		rct := &resourcev1.ResourceClaimTemplate{}
-		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: namespace.Name, Name: cd.Spec.Channel.ResourceClaimTemplate.Name}, rct)
-		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		rct := workloadTemplate(ctx, cd)
 		allocateWorkloadClaim(ctx, rct, "hgx-pod", "hgx-0")
 		Eventually(func(g Gomega) {
 			got := getDomain(g, ctx, cd)
@@ -239,4 +227,14 @@ func waitForEnsemble(ctx context.Context, clique string, nodes int) map[string]i
 		}
 	}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
 	return indices
+}
+
+// workloadTemplate waits for the workload claim template the controller makes for cd and returns it.
+func workloadTemplate(ctx context.Context, cd *v1beta1.ComputeDomain) *resourcev1.ResourceClaimTemplate {
+	GinkgoHelper()
+	rct := &resourcev1.ResourceClaimTemplate{}
+	Eventually(func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: cd.Namespace, Name: cd.Spec.Channel.ResourceClaimTemplate.Name}, rct)
+	}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+	return rct
 }
