@@ -101,6 +101,24 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, fu
 		Expect(after["q7-n3"]).To(Equal(ensemble["q7-n1"]), "the newcomer takes the freed index")
 	})
 
+	It("keeps a clique's indices across a restart of the controller: the new one reads them from the IMEXClique", func() {
+		clique := "c0ffee00-0000-0000-0000-000000000001.9"
+		for _, n := range []string{"q9-n2", "q9-n0", "q9-n1"} {
+			applyIMEXNode(ctx, n, clique, "127.0.90."+n[len(n)-1:], true)
+		}
+		before := waitForEnsemble(ctx, clique, 3)
+		By("removing a node, so that the lowest free index is not the newcomer's by name order")
+		Expect(k8s.Delete(ctx, &v1beta1.IMEXNode{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "q9-n0"}})).To(Succeed())
+		waitForEnsemble(ctx, clique, 2)
+		stop()
+		startController(func(c *computedomain.Config) { c.IMEXMode = v1beta1.IMEXModeClique })
+		applyIMEXNode(ctx, "q9-n3", clique, "127.0.90.3", true)
+		after := waitForEnsemble(ctx, clique, 3)
+		Expect(after["q9-n1"]).To(Equal(before["q9-n1"]))
+		Expect(after["q9-n2"]).To(Equal(before["q9-n2"]))
+		Expect(after["q9-n3"]).To(Equal(before["q9-n0"]), "the newcomer takes the index the restarted controller found free")
+	})
+
 	It("trusts an IMEXNode only through a long-lived daemon pod on its node: a per-domain daemon's or a forged one stays out", func() {
 		clique := "c0ffee00-0000-0000-0000-000000000001.8"
 		applyIMEXNode(ctx, "q8-n0", clique, "127.0.80.1", true)
