@@ -64,6 +64,7 @@ const operatorNamespace = "computedomain-operator"
 type footprintOptions struct {
 	domains, nodes, namespaces, workers int
 	timeout                             time.Duration
+	imexMode                            string
 }
 
 // footprint is what one run measured.
@@ -92,6 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.namespaces, "namespaces", 10, "namespaces the domains are spread over")
 	fs.IntVar(&o.workers, "workers", 16, "parallel API calls of the benchmark")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "longest wait for the controller to settle")
+	fs.StringVar(&o.imexMode, "imex-mode", "Clique", "the controller's --imex-mode: Clique (the chart's default; no DaemonSet or daemon template per domain) or Domain")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,6 +106,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	if o.imexMode != "Clique" && o.imexMode != "Domain" {
+		return fmt.Errorf("--imex-mode %q: allowed values are Clique, Domain", o.imexMode)
 	}
 	f, err := measureFootprint(ctx, o, exe, stderr)
 	if err != nil {
@@ -144,7 +149,7 @@ func measureFootprint(ctx context.Context, o footprintOptions, exe string, progr
 		}
 	}
 
-	ctrl, err := startController(ctx, exe, kubeconfig, filepath.Join(dir, "controller.log"))
+	ctrl, err := startController(ctx, exe, kubeconfig, filepath.Join(dir, "controller.log"), o.imexMode)
 	if err != nil {
 		return footprint{}, err
 	}
@@ -273,7 +278,7 @@ type controllerProcess struct {
 	err     error
 }
 
-func startController(ctx context.Context, exe, kubeconfig, logPath string) (*controllerProcess, error) {
+func startController(ctx context.Context, exe, kubeconfig, logPath, imexMode string) (*controllerProcess, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -285,7 +290,7 @@ func startController(ctx context.Context, exe, kubeconfig, logPath string) (*con
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cmd := exec.CommandContext(ctx, exe,
 		"--kubeconfig="+kubeconfig, "--namespace="+operatorNamespace, "--daemon-image=bench.invalid/daemon:1",
-		"--metrics-bind-address="+addr, "--health-probe-bind-address=0")
+		"--metrics-bind-address="+addr, "--health-probe-bind-address=0", "--imex-mode="+imexMode)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
@@ -567,7 +572,7 @@ func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
 
 func printFootprint(w io.Writer, o footprintOptions, f footprint) {
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
-	_, _ = fmt.Fprintf(w, "\nComputeDomain controller footprint: %d domains over %d nodes (%d workload claims), %d namespaces\n\n", o.domains, o.nodes, o.domains*(o.nodes/o.domains), o.namespaces)
+	_, _ = fmt.Fprintf(w, "\nComputeDomain controller footprint: %d domains over %d nodes (%d workload claims), %d namespaces, IMEX mode %s\n\n", o.domains, o.nodes, o.domains*(o.nodes/o.domains), o.namespaces, o.imexMode)
 	_, _ = fmt.Fprintf(w, "peak RSS (VmHWM)         %.0f MiB   (goal ≤ 300 MiB)\n", mib(f.peakRSS))
 	_, _ = fmt.Fprintf(w, "RSS when settled         %.0f MiB\n", mib(f.rss))
 	_, _ = fmt.Fprintf(w, "reconciles               %d (%d errors)\n", f.reconciles, f.reconcileErrors)
