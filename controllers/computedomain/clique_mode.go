@@ -94,7 +94,7 @@ func (r *Reconciler) reconcileCliqueMembership(ctx context.Context, s *scope) er
 				continue
 			}
 			setMemberCondition(&m, now, ReasonNoIMEXDaemon,
-				fmt.Sprintf("no long-lived IMEX daemon reports for node %s (the chart's IMEX DaemonSet runs on nodes labelled nvidia.com/gpu.clique)", node))
+				fmt.Sprintf("no long-lived IMEX daemon reports for node %s (the chart's IMEX DaemonSet runs on nodes labeled nvidia.com/gpu.clique)", node))
 			members = append(members, m)
 			continue
 		}

@@ -30,7 +30,7 @@ type ResourceLister interface {
 // Served tells whether the API server serves PodGroups at GroupVersion: a 1.37 kube-apiserver does with
 // --runtime-config=scheduling.k8s.io/v1beta1=true and the GenericWorkload gate. Whether it keeps a PodGroup's
 // topology constraint (the TopologyAwareWorkloadScheduling gate) shows only on a stored PodGroup (Observe);
-// whether the scheduler honours the gang and the constraint does not show in the API at all.
+// whether the scheduler honors the gang and the constraint does not show in the API at all.
 func Served(d ResourceLister) (bool, error) {
 	list, err := d.ServerResourcesForGroupVersion(GroupVersion.String())
 	if apierrors.IsNotFound(err) {
