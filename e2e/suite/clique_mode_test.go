@@ -35,7 +35,7 @@ import (
 // long-lived daemons starting on every clique node (or going away again).
 const cliqueModeTimeout = 3 * time.Minute
 
-// cliqueNodes are the nodes the GPU plugin labelled with an NVLink clique.
+// cliqueNodes are the nodes the GPU plugin labeled with an NVLink clique.
 func cliqueNodes(ctx SpecContext, g Gomega) map[string]string {
 	nodes, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "nvidia.com/gpu.clique"})
 	g.Expect(err).NotTo(HaveOccurred())

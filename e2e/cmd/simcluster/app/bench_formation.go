@@ -276,8 +276,9 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	})
 	b.profile.stop()
 	r.counts = b.counter.snapshot()
-	if r.audited, err = b.audit(from, time.Now()); err != nil {
-		return r, err
+	var auditErr error
+	if r.audited, auditErr = b.audit(from, time.Now()); auditErr != nil {
+		return r, auditErr
 	}
 	if err != nil {
 		return r, fmt.Errorf("domain %s not formed within %s (Ready after %s, all pods Running after %s): %w\n%s",
