@@ -25,7 +25,7 @@ import (
 // driver's files, so it must get the same path the driver-root volume mounts.
 func TestGPUPluginMountsTheDriverRootItIsToldAbout(t *testing.T) {
 	const hostPath = "/run/nvidia/driver"
-	ds := byKind(renderChart(t, "computedomain-operator", "--set", "kubeletPlugin.driverRoot="+hostPath), "DaemonSet")
+	ds := named(byKind(renderChart(t, "computedomain-operator", "--set", "kubeletPlugin.driverRoot="+hostPath), "DaemonSet"), "compute-domain-kubelet-plugin")
 	if len(ds) != 1 {
 		t.Fatalf("want one kubelet-plugin DaemonSet, got %d", len(ds))
 	}

@@ -102,6 +102,17 @@ func byKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unst
 	return out
 }
 
+// named keeps the objects named name.
+func named(objs []*unstructured.Unstructured, name string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetName() == name {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // installPolicies starts a real kube-apiserver (stopped at the end of the test), creates the namespaces, and
 // installs the chart's templates rendered with the default values; the templates must render a
 // ValidatingAdmissionPolicy. The returned context ends with the test's time budget.

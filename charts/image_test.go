@@ -196,7 +196,7 @@ func TestChartRunsBinariesOfTheImage(t *testing.T) {
 
 func TestKindValuesRunThePluginsWithMockNVML(t *testing.T) {
 	objs := renderChart(t, "computedomain-operator", "-f", filepath.Join(chartDir, "ci", "kind-values.yaml"))
-	ds := byKind(objs, "DaemonSet")
+	ds := named(byKind(objs, "DaemonSet"), "compute-domain-kubelet-plugin")
 	if len(ds) != 1 {
 		t.Fatalf("want one kubelet-plugin DaemonSet, got %d", len(ds))
 	}
