@@ -23,6 +23,36 @@ const (
 	ComputeDomainConditionDaemonsReady = "DaemonsReady"
 	// ComputeDomainConditionDegraded is True when a node that was ready lost its daemon or its peers.
 	ComputeDomainConditionDegraded = "Degraded"
+	// ComputeDomainConditionPlacementGuaranteed is True when the domain's workload pods that join the domain's
+	// PodGroup (spec.schedulingGroup.podGroupName: the domain's name) are placed all-or-nothing inside one
+	// NVLink clique: the PodGroup is the controller's, a gang of spec.numNodes pods with a topology constraint
+	// on the clique label that the API server kept, and some clique has that many nodes. False says why not.
+	// Ours, not part of the compatible API.
+	ComputeDomainConditionPlacementGuaranteed = "PlacementGuaranteed"
+)
+
+// Reasons of the PlacementGuaranteed condition.
+const (
+	// ComputeDomainReasonCliqueGang (True): the domain's PodGroup is a gang of spec.numNodes pods in one clique.
+	ComputeDomainReasonCliqueGang = "CliqueGang"
+	// ComputeDomainReasonWorkloadAPIUnavailable: the cluster does not serve scheduling.k8s.io/v1beta1
+	// PodGroups (kube-apiserver without --runtime-config=scheduling.k8s.io/v1beta1=true and the GenericWorkload
+	// gate), so no gang is made.
+	ComputeDomainReasonWorkloadAPIUnavailable = "WorkloadAPIUnavailable"
+	// ComputeDomainReasonTopologyUnsupported: the API server dropped the PodGroup's topology constraint
+	// (TopologyAwareWorkloadScheduling off): the gang is all-or-nothing but may span cliques.
+	ComputeDomainReasonTopologyUnsupported = "TopologyUnsupported"
+	// ComputeDomainReasonNumNodesUnset: spec.numNodes is 0, so the gang's size is unknown and no PodGroup is made.
+	ComputeDomainReasonNumNodesUnset = "NumNodesUnset"
+	// ComputeDomainReasonExceedsClique: spec.numNodes is larger than every NVLink clique of the cluster (or
+	// than one IMEX ensemble can hold); the domain is refused a PodGroup, so pods that name it stay unscheduled.
+	ComputeDomainReasonExceedsClique = "ExceedsClique"
+	// ComputeDomainReasonPodGroupConflict: a PodGroup with the domain's name exists and belongs to something
+	// else; the controller does not overwrite it.
+	ComputeDomainReasonPodGroupConflict = "PodGroupConflict"
+	// ComputeDomainReasonPodGroupChanged: the domain's PodGroup is no longer a gang of spec.numNodes pods
+	// (someone replaced it); delete it and the controller makes it again.
+	ComputeDomainReasonPodGroupChanged = "PodGroupChanged"
 )
 
 // ComputeDomain condition reasons. Messages name the node and the cause; reasons stay CamelCase constants.
@@ -52,6 +82,9 @@ const (
 	// ComputeDomainReasonClaimTemplateConflict: a ResourceClaimTemplate with the name the domain asks for
 	// exists and belongs to something else; the controller does not overwrite it.
 	ComputeDomainReasonClaimTemplateConflict = "ClaimTemplateConflict"
+	// ComputeDomainReasonGangUnschedulable (Ready): no workload pod runs yet and the scheduler reports that the
+	// domain's gang fits in no NVLink clique now; its message is the scheduler's.
+	ComputeDomainReasonGangUnschedulable = "GangUnschedulable"
 	// ComputeDomainReasonHealthy: nothing is degraded.
 	ComputeDomainReasonHealthy = "Healthy"
 	// ComputeDomainReasonMemberRecordRefused (an event's reason): a member record disagrees with the domain's

@@ -56,6 +56,7 @@ const (
 // +kubebuilder:printcolumn:name="Nodes-Ready",type=integer,JSONPath=`.status.readyNodes`,description="Nodes whose IMEX daemon is ready"
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.totalNodes`,description="Nodes the domain spans or expects"
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`,priority=1,description="Compatible status summary"
+// +kubebuilder:printcolumn:name="Placement",type=string,JSONPath=`.status.conditions[?(@.type=="PlacementGuaranteed")].reason`,priority=1,description="How the workload is placed (PlacementGuaranteed reason)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ComputeDomain struct {
 	metav1.TypeMeta `json:",inline"`
@@ -146,7 +147,7 @@ type ComputeDomainStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	TotalNodes int32 `json:"totalNodes,omitempty"`
 
-	// conditions are the domain's conditions: Ready, DaemonsReady and Degraded.
+	// conditions are the domain's conditions: Ready, DaemonsReady, Degraded and (ours) PlacementGuaranteed.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

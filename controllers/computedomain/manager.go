@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,6 +41,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
+	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
 
 // ManagerOptions are what NewManager needs besides the reconciler's Config.
@@ -68,7 +70,17 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	byObject, err := cacheByObject(cfg.OperatorNamespace)
+	disc, err := discovery.NewDiscoveryClientForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("create discovery client: %w", err)
+	}
+	// Whether the cluster serves PodGroups is looked up once: a watch on a kind the server does not serve
+	// would keep the manager from starting, so the PodGroup watch exists only when it does.
+	workloadAPI, err := workloadapi.Served(disc)
+	if err != nil {
+		return nil, err
+	}
+	byObject, err := cacheByObject(cfg.OperatorNamespace, workloadAPI)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +102,8 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 	if err != nil {
 		return nil, err
 	}
+	r.workloadAPI = workloadAPI
+	o.Logger.Info("Workload API", "podGroups", workloadAPI, "groupVersion", workloadapi.GroupVersion.String())
 	if err := r.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return nil, err
 	}
@@ -102,17 +116,17 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 	return mgr, nil
 }
 
-// cacheByObject is the manager cache configuration the reconciler expects: claim templates and
-// DaemonSets only when this controller labeled them, ResourceClaims only when generated from a domain's
-// workload claim template, DaemonSets and member records only in the operator namespace. It keeps the
-// controller's memory independent of the cluster's other workloads.
-func cacheByObject(operatorNamespace string) (map[client.Object]cache.ByObject, error) {
+// cacheByObject is the manager cache configuration the reconciler expects: claim templates, DaemonSets and
+// PodGroups (when the cluster serves them) only when this controller labeled them, ResourceClaims only
+// when generated from a domain's workload claim template, DaemonSets and member records only in the
+// operator namespace. It keeps the controller's memory independent of the cluster's other workloads.
+func cacheByObject(operatorNamespace string, podGroups bool) (map[client.Object]cache.ByObject, error) {
 	managed := labels.SelectorFromSet(labels.Set{ManagedByLabelKey: ManagedByLabelValue})
 	workload, err := labels.NewRequirement(v1beta1.WorkloadClaimLabelKey, selection.Exists, nil)
 	if err != nil {
 		return nil, fmt.Errorf("select workload claims: %w", err)
 	}
-	return map[client.Object]cache.ByObject{
+	byObject := map[client.Object]cache.ByObject{
 		&resourcev1.ResourceClaimTemplate{}: {Label: managed},
 		&resourcev1.ResourceClaim{}:         {Label: labels.NewSelector().Add(*workload)},
 		&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{operatorNamespace: {}}},
@@ -123,7 +137,11 @@ func cacheByObject(operatorNamespace string) (map[client.Object]cache.ByObject, 
 			Label:      labels.SelectorFromSet(labels.Set{AppLabelKey: DaemonAppLabelValue}),
 			Namespaces: map[string]cache.Config{operatorNamespace: {}},
 		},
-	}, nil
+	}
+	if podGroups {
+		byObject[workloadapi.NewPodGroup()] = cache.ByObject{Label: managed}
+	}
+	return byObject, nil
 }
 
 // SetupWithManager registers the member index and the controller's watches. workers is the number of
@@ -149,6 +167,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
 		// A daemon pod's address decides whether its member record is trusted (membership.Trust).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
+	if r.workloadAPI {
+		// The domain's PodGroup: its gang size is restored, and the scheduler's verdict on it read.
+		b = b.Watches(workloadapi.NewPodGroup(), handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
+	}
 	if r.cfg.CliqueMode() {
 		// A node's long-lived daemon, and its clique's ensemble, decide whether the domains whose workload
 		// runs on the node are ready there.

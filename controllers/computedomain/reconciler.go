@@ -62,6 +62,9 @@ type Reconciler struct {
 	metrics      *Metrics
 	expectations *expectations
 	cfg          Config
+	// workloadAPI says the cluster served the Workload API's PodGroups when the manager started
+	// (workloadapi.Served); without it the controller makes no PodGroups.
+	workloadAPI bool
 }
 
 // NewReconciler returns a reconciler that writes through c (wrapped to count its writes in m), confirms
@@ -99,10 +102,21 @@ type scope struct {
 	indices       map[string]int32
 	channels      map[string]int32
 	channelErrors map[string]error
+	// placement is the PlacementGuaranteed condition the placement phase found (nil: it did not get that far).
+	placement *membership.Placement
+	// retry, when not 0, is how soon a phase wants the domain looked at again without an event.
+	retry time.Duration
+}
+
+// requeueAfter asks for the domain to be looked at again within d.
+func (s *scope) requeueAfter(d time.Duration) {
+	if s.retry == 0 || d < s.retry {
+		s.retry = d
+	}
 }
 
 // Reconcile brings one domain's objects and status in line with its spec and members: get, finalizer, the
-// phases (claim templates, daemons, membership), and one status patch, deferred so that it is computed and
+// phases (claim templates, daemons, membership, placement), and one status patch, deferred so that it is computed and
 // written whatever the phases returned. Their errors and the patch's are returned together.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	cached := &v1beta1.ComputeDomain{}
@@ -149,13 +163,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.reconcileClaimTemplates(ctx, s),
 		r.reconcileDaemons(ctx, s),
 		r.reconcileMembership(ctx, s),
+		r.reconcilePlacement(ctx, s),
 	); err != nil {
 		return ctrl.Result{}, err
 	}
 	if s.blocker != nil {
-		return ctrl.Result{RequeueAfter: blockedRetry}, nil
+		s.requeueAfter(blockedRetry)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: s.retry}, nil
 }
 
 // reconcileClaimTemplates creates the domain's workload and daemon claim templates. A foreign template
@@ -229,6 +244,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		ChannelErrors:     s.channelErrors,
 		Indices:           s.indices,
 		Blocker:           s.blocker,
+		Placement:         s.placement,
 		Now:               metav1.NewTime(r.clock.Now()),
 		MaxNodesPerClique: r.cfg.MaxNodesPerClique,
 	})

@@ -57,7 +57,7 @@ func TestComputeDomainController(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, err = envtest.Start()
+	env, err = envtest.Start(envtest.WithWorkloadAPI())
 	Expect(err).NotTo(HaveOccurred(), "start kube-apiserver and etcd")
 	k8s = env.Client
 

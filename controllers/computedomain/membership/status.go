@@ -36,6 +36,17 @@ type Blocker struct {
 	Message string
 }
 
+// Placement is how the domain's workload is placed, as the controller's placement phase found it.
+type Placement struct {
+	// Status, Reason and Message make the PlacementGuaranteed condition.
+	Status  metav1.ConditionStatus
+	Reason  string
+	Message string
+	// Unschedulable, when set, is why the scheduler cannot place the domain's gang now; while no workload
+	// pod runs it is the Ready condition's message (GangUnschedulable).
+	Unschedulable string
+}
+
 // Input is everything the status of one domain is computed from.
 type Input struct {
 	// Domain is the domain as last read; its status is the previous status.
@@ -48,6 +59,8 @@ type Input struct {
 	ChannelErrors map[string]error
 	// Blocker, when set, keeps the domain not Ready.
 	Blocker *Blocker
+	// Placement, when set, gives the PlacementGuaranteed condition; unset, the previous one stays.
+	Placement *Placement
 	// Now is the time of this computation.
 	Now metav1.Time
 	// MaxNodesPerClique caps each clique's ensemble; 0 means MaxNodesPerClique.
@@ -102,7 +115,7 @@ func Compute(in Input) v1beta1.ComputeDomainStatus {
 		ObservedGeneration: cd.Generation,
 	}
 	setConditions(&status, conditionsInput{
-		cd: cd, now: now, blocker: in.Blocker, limit: limit, total: total, nodes: nodes, cliques: cliques,
+		cd: cd, now: now, blocker: in.Blocker, placement: in.Placement, limit: limit, total: total, nodes: nodes, cliques: cliques,
 	})
 	return status
 }
@@ -253,21 +266,28 @@ func computeCliques(byClique map[string][]v1beta1.ComputeDomainMember, nodes []v
 
 // conditionsInput is what the conditions pass reads.
 type conditionsInput struct {
-	cd      *v1beta1.ComputeDomain
-	now     metav1.Time
-	blocker *Blocker
-	limit   int
+	cd        *v1beta1.ComputeDomain
+	now       metav1.Time
+	blocker   *Blocker
+	placement *Placement
+	limit     int
 	// total is the number of members.
 	total   int32
 	nodes   nodesResult
 	cliques cliquesResult
 }
 
-// setConditions is the conditions pass: DaemonsReady, Degraded and Ready, and status.status from Ready.
+// setConditions is the conditions pass: DaemonsReady, Degraded, PlacementGuaranteed (when the placement
+// phase found it) and Ready, and status.status from Ready.
 func setConditions(status *v1beta1.ComputeDomainStatus, in conditionsInput) {
 	generation := in.cd.Generation
 	setCondition(status, generation, in.now, daemonsReady(in.total, in.nodes.ready, in.nodes.notReady))
 	setCondition(status, generation, in.now, degraded(in.nodes.lost))
+	if p := in.placement; p != nil {
+		setCondition(status, generation, in.now, metav1.Condition{
+			Type: v1beta1.ComputeDomainConditionPlacementGuaranteed, Status: p.Status, Reason: p.Reason, Message: p.Message,
+		})
+	}
 	ready := readyCondition(in)
 	setCondition(status, generation, in.now, ready)
 	status.Status = v1beta1.ComputeDomainStatusNotReady
@@ -335,6 +355,9 @@ func readyCondition(in conditionsInput) metav1.Condition {
 				clique, in.limit, names(in.nodes.overflow[clique])))
 		}
 		c.Message = strings.Join(parts, "; ")
+	case in.total == 0 && in.placement != nil && in.placement.Unschedulable != "":
+		c.Reason = v1beta1.ComputeDomainReasonGangUnschedulable
+		c.Message = in.placement.Unschedulable
 	case in.total == 0:
 		c.Reason = v1beta1.ComputeDomainReasonNoWorkload
 		c.Message = "waiting for the domain's workload: no node runs a workload pod of this domain yet"

@@ -59,6 +59,7 @@ func TestCompute(t *testing.T) {
 		channels     map[string]int32
 		channelErrs  map[string]error
 		blocker      *Blocker
+		placement    *Placement
 		limit        int
 		wantStatus   v1beta1.ComputeDomainStatusValue
 		wantNodes    []v1beta1.ComputeDomainNode
@@ -301,6 +302,72 @@ func TestCompute(t *testing.T) {
 				"Degraded":     {Status: "False", Reason: "Healthy"},
 			},
 		},
+		"a domain whose gang is in place says PlacementGuaranteed and still waits for its workload": {
+			domain:     baseCD.Clone().NumNodes(4).Obj(),
+			placement:  &Placement{Status: metav1.ConditionTrue, Reason: "CliqueGang", Message: "gang of 4 in one clique"},
+			wantStatus: v1beta1.ComputeDomainStatusNotReady,
+			wantCounts: [2]int32{0, 4},
+			wantConds: map[string]cond{
+				"Ready":               {Status: "False", Reason: "NoWorkload"},
+				"DaemonsReady":        {Status: "False", Reason: "NoWorkload"},
+				"Degraded":            {Status: "False", Reason: "Healthy"},
+				"PlacementGuaranteed": {Status: "True", Reason: "CliqueGang", Contains: []string{"gang of 4"}},
+			},
+		},
+		"a gang the scheduler cannot place makes Ready say so while no workload pod runs": {
+			domain: baseCD.Clone().NumNodes(16).Obj(),
+			placement: &Placement{Status: metav1.ConditionTrue, Reason: "CliqueGang", Message: "gang of 16",
+				Unschedulable: "the scheduler finds no NVLink clique for the gang of 16 pods"},
+			wantStatus: v1beta1.ComputeDomainStatusNotReady,
+			wantCounts: [2]int32{0, 16},
+			wantConds: map[string]cond{
+				"Ready":               {Status: "False", Reason: "GangUnschedulable", Contains: []string{"no NVLink clique for the gang of 16"}},
+				"DaemonsReady":        {Status: "False", Reason: "NoWorkload"},
+				"Degraded":            {Status: "False", Reason: "Healthy"},
+				"PlacementGuaranteed": {Status: "True", Reason: "CliqueGang"},
+			},
+		},
+		"a scheduler verdict left over once the workload runs does not hide how the daemons are doing": {
+			domain:   baseCD.Clone().NumNodes(1).Obj(),
+			members:  []v1beta1.ComputeDomainMember{readyIn("n1", rackA)},
+			channels: map[string]int32{rackA: 2},
+			placement: &Placement{Status: metav1.ConditionTrue, Reason: "CliqueGang", Message: "gang of 1",
+				Unschedulable: "no clique"},
+			wantNodes:   []v1beta1.ComputeDomainNode{{Name: "n1", IPAddress: "10.0.0.1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t1}},
+			wantCliques: []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](2), ReadyNodes: 1, TotalNodes: 1}},
+			wantStatus:  v1beta1.ComputeDomainStatusReady,
+			wantCounts:  [2]int32{1, 1},
+			wantConds: map[string]cond{
+				"Ready":               {Status: "True", Reason: "AllNodesReady"},
+				"DaemonsReady":        {Status: "True", Reason: "AllNodesReady"},
+				"Degraded":            {Status: "False", Reason: "Healthy"},
+				"PlacementGuaranteed": {Status: "True", Reason: "CliqueGang"},
+			},
+		},
+		"a domain refused a gang says why in PlacementGuaranteed": {
+			domain:     baseCD.Clone().NumNodes(20).Obj(),
+			placement:  &Placement{Status: metav1.ConditionFalse, Reason: "ExceedsClique", Message: "spec.numNodes 20 does not fit in one NVLink clique"},
+			wantStatus: v1beta1.ComputeDomainStatusNotReady,
+			wantCounts: [2]int32{0, 20},
+			wantConds: map[string]cond{
+				"Ready":               {Status: "False", Reason: "NoWorkload"},
+				"DaemonsReady":        {Status: "False", Reason: "NoWorkload"},
+				"Degraded":            {Status: "False", Reason: "Healthy"},
+				"PlacementGuaranteed": {Status: "False", Reason: "ExceedsClique", Contains: []string{"spec.numNodes 20"}},
+			},
+		},
+		"without a placement finding the previous PlacementGuaranteed condition stays": {
+			domain: baseCD.Clone().Condition(metav1.Condition{Type: "PlacementGuaranteed", Status: metav1.ConditionFalse,
+				Reason: "NumNodesUnset", ObservedGeneration: 1, LastTransitionTime: t0}).Obj(),
+			wantStatus: v1beta1.ComputeDomainStatusNotReady,
+			wantCounts: [2]int32{0, 0},
+			wantConds: map[string]cond{
+				"Ready":               {Status: "False", Reason: "NoWorkload"},
+				"DaemonsReady":        {Status: "False", Reason: "NoWorkload"},
+				"Degraded":            {Status: "False", Reason: "Healthy"},
+				"PlacementGuaranteed": {Status: "False", Reason: "NumNodesUnset"},
+			},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -310,6 +377,7 @@ func TestCompute(t *testing.T) {
 				Channels:          tc.channels,
 				ChannelErrors:     tc.channelErrs,
 				Blocker:           tc.blocker,
+				Placement:         tc.placement,
 				Now:               t1,
 				MaxNodesPerClique: tc.limit,
 			})

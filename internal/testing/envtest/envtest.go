@@ -51,9 +51,33 @@ type Env struct {
 	Client client.Client
 }
 
+// Option changes how the control plane is started.
+type Option func(*envtest.Environment)
+
+// WorkloadGates are the Kubernetes 1.37 gates of the Workload API that WithWorkloadAPI turns on.
+var WorkloadGates = []string{"GenericWorkload", "TopologyAwareWorkloadScheduling"}
+
+// WithWorkloadAPI makes kube-apiserver serve the Workload API (scheduling.k8s.io/v1beta1 PodGroups, off by
+// default in 1.37) with the given gates on (default WorkloadGates; GenericWorkload alone keeps PodGroups but
+// drops their topology constraints).
+func WithWorkloadAPI(gates ...string) Option {
+	if len(gates) == 0 {
+		gates = WorkloadGates
+	}
+	return func(e *envtest.Environment) {
+		on := make([]string, len(gates))
+		for i, g := range gates {
+			on[i] = g + "=true"
+		}
+		e.ControlPlane.GetAPIServer().Configure().
+			Append("runtime-config", "scheduling.k8s.io/v1beta1=true").
+			Append("feature-gates", strings.Join(on, ","))
+	}
+}
+
 // Start starts kube-apiserver and etcd, installs the CRDs and waits until they are served.
 // The caller must call Stop.
-func Start() (*Env, error) {
+func Start(opts ...Option) (*Env, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -71,6 +95,9 @@ func Start() (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, CRDDir)},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
+	}
+	for _, opt := range opts {
+		opt(environment)
 	}
 	cfg, err := environment.Start()
 	if err != nil {

@@ -1,0 +1,20 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1beta1
+
+// ComputeDomainPodGroupName is the name of the PodGroup (Kubernetes 1.37 Workload API, scheduling.k8s.io) that
+// the controller keeps for a domain in the domain's namespace: the domain's own name, so a workload's pods
+// join it with spec.schedulingGroup.podGroupName: <domain name>. Ours, not part of the compatible API.
+func ComputeDomainPodGroupName(cd *ComputeDomain) string { return cd.Name }

@@ -1,0 +1,228 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package computedomain
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
+)
+
+// cliqueNodes are n nodes of clique c, named <c>-<i>.
+func cliqueNodes(c string, n int) []client.Object {
+	var out []client.Object
+	for i := range n {
+		out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", c, i), Labels: map[string]string{v1beta1.CliqueNodeLabelKey: c}}})
+	}
+	return out
+}
+
+func TestReconcilePlacement(t *testing.T) {
+	domain := func(numNodes int32) *v1beta1.ComputeDomain {
+		return utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).NumNodes(numNodes).Obj()
+	}
+	ours := func(numNodes int32, mutate func(*schedulingv1beta1.PodGroup)) client.Object {
+		pg := DomainGang(domain(numNodes)).PodGroup().(*schedulingv1beta1.PodGroup)
+		if mutate != nil {
+			mutate(pg)
+		}
+		return pg
+	}
+	// racks is a fresh copy of two racks (the fake client writes into the objects it is given) with extra.
+	racks := func(extra ...client.Object) []client.Object {
+		return append(append(cliqueNodes("c.0", 18), cliqueNodes("c.1", 12)...), extra...)
+	}
+	hgx := func() client.Object { return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hgx-0"}} }
+	cases := map[string]struct {
+		numNodes     int32
+		noAPI        bool
+		objects      []client.Object
+		maxPerClique int
+		// want is the PlacementGuaranteed condition (status, reason) and substrings of its message.
+		want         cond
+		wantContains []string
+		// wantUnschedulable is a substring of the Ready message the scheduler's verdict makes ("" for none).
+		wantUnschedulable string
+		// wantPodGroup is the minCount and topology key the domain's PodGroup has afterwards (nil: none).
+		wantPodGroup *workloadapi.Observed
+		wantRetry    bool
+	}{
+		"a cluster without the Workload API gets no PodGroup and says so": {
+			numNodes: 4, noAPI: true, objects: racks(),
+			want: cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonWorkloadAPIUnavailable}, wantContains: []string{"scheduling.k8s.io/v1beta1"},
+		},
+		"a domain without numNodes has no gang size": {
+			numNodes: 0, objects: racks(),
+			want: cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonNumNodesUnset}, wantContains: []string{"spec.numNodes is 0"},
+		},
+		"a 16-node domain in a cluster with an 18-node rack gets a gang of 16 on the clique label": {
+			numNodes: 16, objects: racks(hgx()),
+			want:         cond{metav1.ConditionTrue, v1beta1.ComputeDomainReasonCliqueGang},
+			wantContains: []string{"PodGroup team-a/job", "podGroupName: job", "gang of 16"},
+			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 16, TopologyKey: v1beta1.CliqueNodeLabelKey},
+		},
+		"a 20-node domain is refused when the largest rack has 18 nodes, and looked at again later": {
+			numNodes: 20, objects: racks(),
+			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonExceedsClique},
+			wantContains: []string{"spec.numNodes 20", "c.0, has 18 nodes"},
+			wantRetry:    true,
+		},
+		"a clique larger than one IMEX ensemble counts as the ensemble's size": {
+			numNodes: 6, objects: racks(), maxPerClique: 4,
+			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonExceedsClique},
+			wantContains: []string{"at most 4 nodes"},
+			wantRetry:    true,
+		},
+		"a cluster without NVLink cliques refuses every gang": {
+			numNodes: 2, objects: []client.Object{hgx()},
+			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonExceedsClique},
+			wantContains: []string{"no node carries the NVLink clique label"},
+			wantRetry:    true,
+		},
+		"a user's PodGroup of the domain's name is left alone and named": {
+			numNodes: 4, objects: racks(&schedulingv1beta1.PodGroup{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "job"},
+				Spec:       schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: 2}}},
+			}),
+			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonPodGroupConflict},
+			wantContains: []string{"PodGroup team-a/job exists and is not controlled by this ComputeDomain"},
+			wantPodGroup: &workloadapi.Observed{Gang: true, MinCount: 2},
+			wantRetry:    true,
+		},
+		"a gang size someone changed is set back to numNodes": {
+			numNodes: 4, objects: racks(ours(4, func(pg *schedulingv1beta1.PodGroup) { pg.Spec.SchedulingPolicy.Gang.MinCount = 1 })),
+			want:         cond{metav1.ConditionTrue, v1beta1.ComputeDomainReasonCliqueGang},
+			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 4, TopologyKey: v1beta1.CliqueNodeLabelKey},
+		},
+		"a PodGroup whose topology constraint the API server dropped is an all-or-nothing gang without clique placement": {
+			numNodes: 4, objects: racks(ours(4, func(pg *schedulingv1beta1.PodGroup) { pg.Spec.SchedulingConstraints = nil })),
+			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonTopologyUnsupported},
+			wantContains: []string{"TopologyAwareWorkloadScheduling"},
+			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 4},
+		},
+		"a PodGroup the scheduler could not place keeps the guarantee and carries its verdict": {
+			numNodes: 16, objects: racks(ours(16, func(pg *schedulingv1beta1.PodGroup) {
+				pg.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse,
+					Reason: "Unschedulable", Message: "0/30 nodes are available"}}
+			})),
+			want:              cond{metav1.ConditionTrue, v1beta1.ComputeDomainReasonCliqueGang},
+			wantUnschedulable: "Unschedulable: 0/30 nodes are available",
+			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 16, TopologyKey: v1beta1.CliqueNodeLabelKey,
+				Scheduled: &metav1.Condition{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: "Unschedulable", Message: "0/30 nodes are available"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			cd := domain(tc.numNodes)
+			server := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(append(tc.objects, cd)...).Build()
+			r := newTestReconciler(t, server, server)
+			r.workloadAPI = !tc.noAPI
+			if tc.maxPerClique != 0 {
+				r.cfg.MaxNodesPerClique = tc.maxPerClique
+			}
+			s := &scope{domain: cd}
+			if err := r.reconcilePlacement(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			if s.placement == nil {
+				t.Fatal("no placement finding")
+			}
+			if diff := cmp.Diff(tc.want, cond{Status: s.placement.Status, Reason: s.placement.Reason}); diff != "" {
+				t.Errorf("PlacementGuaranteed (-want +got):\n%s", diff)
+			}
+			for _, want := range tc.wantContains {
+				if !strings.Contains(s.placement.Message, want) {
+					t.Errorf("message %q does not contain %q", s.placement.Message, want)
+				}
+			}
+			if tc.wantUnschedulable == "" && s.placement.Unschedulable != "" || !strings.Contains(s.placement.Unschedulable, tc.wantUnschedulable) {
+				t.Errorf("unschedulable %q, want one containing %q", s.placement.Unschedulable, tc.wantUnschedulable)
+			}
+			if got := s.retry != 0; got != tc.wantRetry {
+				t.Errorf("retry %v, want a retry: %v", s.retry, tc.wantRetry)
+			}
+			var got *workloadapi.Observed
+			pg := workloadapi.NewPodGroup()
+			if err := server.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "job"}, pg); err == nil {
+				obs, err := workloadapi.Observe(pg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if obs.Scheduled != nil {
+					obs.Scheduled.LastTransitionTime = metav1.Time{}
+				}
+				got = &obs
+			}
+			if diff := cmp.Diff(tc.wantPodGroup, got); diff != "" {
+				t.Errorf("the domain's PodGroup (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// cond is a condition's status and reason.
+type cond struct {
+	Status metav1.ConditionStatus
+	Reason string
+}
+
+func TestDomainGangLabelsMapBackToTheDomain(t *testing.T) {
+	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).NumNodes(4).Obj()
+	pg := DomainGang(cd).PodGroup()
+	if diff := cmp.Diff(map[string]string{ManagedByLabelKey: ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID}, pg.GetLabels()); diff != "" {
+		t.Errorf("labels the controller's cache selects by (-want +got):\n%s", diff)
+	}
+	reqs := domainFromAnnotations(context.Background(), pg)
+	if len(reqs) != 1 || reqs[0].Namespace != "team-a" || reqs[0].Name != "job" {
+		t.Errorf("the PodGroup's events map to %v, want team-a/job", reqs)
+	}
+	if !metav1.IsControlledBy(pg, cd) || !ptr.Deref(pg.GetOwnerReferences()[0].BlockOwnerDeletion, false) {
+		t.Errorf("owner references %v, want the domain as controller", pg.GetOwnerReferences())
+	}
+}
+
+func TestLargestClique(t *testing.T) {
+	cases := map[string]struct {
+		sizes    map[string]int
+		wantSize int
+		wantName string
+	}{
+		"no cliques":                           {sizes: nil},
+		"the largest wins":                     {sizes: map[string]int{"a": 3, "b": 18, "c": 17}, wantSize: 18, wantName: "b"},
+		"among equals the first name in order": {sizes: map[string]int{"z": 18, "b": 18}, wantSize: 18, wantName: "b"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			size, clique := LargestClique(tc.sizes)
+			if size != tc.wantSize || clique != tc.wantName {
+				t.Errorf("LargestClique = %d, %q; want %d, %q", size, clique, tc.wantSize, tc.wantName)
+			}
+		})
+	}
+}
