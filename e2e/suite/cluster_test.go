@@ -61,10 +61,11 @@ var _ = Describe("The GPU cluster", func() {
 var _ = Describe("A node whose agent stops", Serial, func() {
 	It("becomes NotReady and tainted unreachable through the node lifecycle controller", func(ctx SpecContext) {
 		requireSimulated("stopping a node agent")
-		// A GB200 rack node: the H100 and A100 nodes serve other specs.
+		// A GB200 rack node that is still there (the node-loss spec removes the node it loses): the H100 and
+		// A100 nodes serve other specs.
 		var victim string
 		for _, n := range env.sim.Nodes() {
-			if n.Rack >= 0 {
+			if _, err := env.client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{}); n.Rack >= 0 && err == nil {
 				victim = n.Name
 			}
 		}
