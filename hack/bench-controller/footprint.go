@@ -581,7 +581,7 @@ func printFootprint(w io.Writer, o footprintOptions, f footprint) {
 	_, _ = fmt.Fprintf(w, "reconcile p99            %.1f ms (bucket ≤ %g s; goal ≤ 50 ms)\n", float64(f.p99.Microseconds())/1e3, f.p99Bucket)
 	_, _ = fmt.Fprintf(w, "objects written in       %.1f s\n", f.creating.Seconds())
 	_, _ = fmt.Fprintf(w, "settled after            %.1f s\n", f.settled.Seconds())
-	_, _ = fmt.Fprintf(w, "API requests             %s (the controller keeps client-go's default client-side rate limit)\n", formatRequests(f.requests))
+	_, _ = fmt.Fprintf(w, "API requests             %s (client-side rate limit: the controller's --kube-api-qps and --kube-api-burst, 50 and 100 by default)\n", formatRequests(f.requests))
 	_, _ = fmt.Fprintf(w, "steady phase (every domain touched once, nothing to change):\n")
 	_, _ = fmt.Fprintf(w, "  reconciles             %d\n", f.steadyReconciles)
 	_, _ = fmt.Fprintf(w, "  reconcile p50          %.1f ms\n", float64(f.steadyP50.Microseconds())/1e3)
