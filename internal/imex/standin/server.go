@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -50,18 +51,33 @@ type Server struct {
 
 	mu        sync.Mutex
 	listening bool
-	peers     map[string]*peerLink // by address, self excluded
+	peers     map[string]*peerLink // by address, self excluded; nil for a peer that dials us
 	order     []string             // peers in nodes-file order
 	inbound   map[net.Conn]struct{}
+	// inboundFrom counts the live handshaken connections each peer address dialed in.
+	inboundFrom map[string]int
+}
+
+// dials tells whether the daemon at self dials the peer at addr: one TCP link per pair of peers, opened by
+// the lower address (the higher one learns the peer from the handshake), so an ensemble of n nodes holds
+// n(n-1)/2 links, not n(n-1). A daemon without a bind address dials every peer.
+func dials(self, addr string) bool {
+	a, errA := netip.ParseAddr(self)
+	b, errB := netip.ParseAddr(addr)
+	if errA != nil || errB != nil {
+		return true
+	}
+	return a.Less(b)
 }
 
 // NewServer returns a daemon for cfg; Run starts it.
 func NewServer(cfg imex.Config) *Server {
 	return &Server{
-		cfg:     cfg,
-		reload:  make(chan struct{}, 1),
-		peers:   map[string]*peerLink{},
-		inbound: map[net.Conn]struct{}{},
+		cfg:         cfg,
+		reload:      make(chan struct{}, 1),
+		peers:       map[string]*peerLink{},
+		inbound:     map[net.Conn]struct{}{},
+		inboundFrom: map[string]int{},
 	}
 }
 
@@ -88,7 +104,7 @@ func (s *Server) Peers() []imex.PeerStatus {
 	out := make([]imex.PeerStatus, 0, len(s.order))
 	for _, addr := range s.order {
 		state := imex.PeerDisconnected
-		if s.peers[addr].isConnected() {
+		if s.peers[addr].isConnected() || s.inboundFrom[addr] > 0 {
 			state = imex.PeerConnected
 		}
 		out = append(out, imex.PeerStatus{Address: addr, State: state})
@@ -169,13 +185,19 @@ func (s *Server) applyNodesFile(ctx context.Context) error {
 	defer s.mu.Unlock()
 	for addr, link := range s.peers {
 		if !slices.Contains(wanted, addr) {
-			link.stop()
+			if link != nil {
+				link.stop()
+			}
 			delete(s.peers, addr)
 		}
 	}
 	for _, addr := range wanted {
 		if _, ok := s.peers[addr]; !ok {
-			s.peers[addr] = startPeerLink(ctx, s.cfg, addr)
+			var link *peerLink
+			if dials(s.cfg.BindIP, addr) {
+				link = startPeerLink(ctx, s.cfg, addr)
+			}
+			s.peers[addr] = link
 		}
 	}
 	s.order = wanted
@@ -187,7 +209,9 @@ func (s *Server) closeAll() {
 	s.mu.Lock()
 	links := make([]*peerLink, 0, len(s.peers))
 	for _, l := range s.peers {
-		links = append(links, l)
+		if l != nil {
+			links = append(links, l)
+		}
 	}
 	for c := range s.inbound {
 		_ = c.Close()
@@ -233,6 +257,18 @@ func (s *Server) acceptPeers(ctx context.Context, ln net.Listener) {
 				return
 			}
 			_ = conn.SetDeadline(time.Time{})
+			// The peer is connected while this connection lasts (it dials, we do not).
+			from := strings.TrimSpace(strings.TrimPrefix(line, helloPrefix))
+			s.mu.Lock()
+			s.inboundFrom[from]++
+			s.mu.Unlock()
+			defer func() {
+				s.mu.Lock()
+				if s.inboundFrom[from]--; s.inboundFrom[from] <= 0 {
+					delete(s.inboundFrom, from)
+				}
+				s.mu.Unlock()
+			}()
 			// Hold the connection until the peer goes away.
 			_, _ = r.WriteTo(discard{})
 		})

@@ -273,3 +273,38 @@ func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
 		t.Fatalf("-N printed %q, err %v", out.String(), err)
 	}
 }
+
+// One TCP link per pair of peers (the lower address dials): an ensemble of n nodes holds n(n-1)/2 links,
+// and losing the node that dials every link is seen by all its peers at once, as is losing the one that
+// dials none.
+func TestOneLinkPerPairAndTheDialersLossIsSeen(t *testing.T) {
+	nodes := makeNodes(t, 4)
+	var servers []*Server
+	var cancels []context.CancelFunc
+	for _, nd := range nodes {
+		srv, cancel := startInProcess(t, nd)
+		servers = append(servers, srv)
+		cancels = append(cancels, cancel)
+	}
+	waitForFullMesh(t, nodes)
+	inbound := func(s *Server) int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.inbound)
+	}
+	for i, srv := range servers {
+		// Node i is dialed by the i nodes of lower address and dials the others.
+		waitFor(t, fmt.Sprintf("node %s holding %d inbound links", nodes[i].ip, i), func() bool { return inbound(srv) == i })
+	}
+
+	cancels[0]() // the lowest address: the dialer of each of its links
+	for _, nd := range nodes[1:] {
+		want := map[string]imex.PeerState{nodes[0].ip: imex.PeerDisconnected}
+		for _, other := range nodes[1:] {
+			if other.ip != nd.ip {
+				want[other.ip] = imex.PeerConnected
+			}
+		}
+		waitForPeers(t, nd, want)
+	}
+}
