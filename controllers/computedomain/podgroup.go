@@ -154,7 +154,7 @@ func (r *Reconciler) restoreMinCount(ctx context.Context, existing client.Object
 }
 
 // cliqueRefusal says why no clique can hold the domain's gang, or "" when one can: the largest clique
-// (nodes labelled with the same clique, from the cache of Node metadata), and at most MaxNodesPerClique
+// (nodes labeled with the same clique, from the cache of Node metadata), and at most MaxNodesPerClique
 // nodes, the most one IMEX ensemble takes.
 func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomain) (string, error) {
 	nodes := &metav1.PartialObjectMetadataList{}
