@@ -157,7 +157,10 @@ func (c Config) gates() map[string]bool {
 
 // Start brings the whole cluster up and returns once every node is Ready and
 // has published its devices. ctx bounds the startup only; Stop ends the
-// cluster.
+// cluster. One cluster runs per process at a time: kube-scheduler and
+// kube-controller-manager register process-global names (configz, client-go's
+// informer names), so a second one's components would exit at start; a test
+// that needs a cluster of another shape runs in a test binary of its own.
 func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	cfg.defaults()
 	if err := cfg.Topology.Validate(); err != nil {
@@ -358,6 +361,13 @@ func checkSocketPaths(paths nodeagent.Paths, driver string) error {
 func (c *Cluster) waitForDevices(ctx context.Context) error {
 	want := len(c.nodes)
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		// A control-plane component that ended (kube-scheduler, kube-controller-manager) says why at once,
+		// instead of as a timeout.
+		for _, comp := range c.components {
+			if err := comp.Exited(ctx); err != nil {
+				return false, err
+			}
+		}
 		for _, n := range c.nodes {
 			for _, comp := range n.components {
 				if err := comp.Exited(ctx); err != nil {
