@@ -25,9 +25,13 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -38,11 +42,14 @@ import (
 
 // options are the command-line flags.
 type options struct {
-	host      string
-	port      int
-	certDir   string
-	drivers   webhook.Drivers
-	logConfig *textlogger.Config
+	host    string
+	port    int
+	certDir string
+	drivers webhook.Drivers
+	// podGroups serves PodGroupPath, which reads ComputeDomains through kubeconfig (empty: in-cluster).
+	podGroups  bool
+	kubeconfig string
+	logConfig  *textlogger.Config
 }
 
 func parse(args []string) (*options, error) {
@@ -53,6 +60,8 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.certDir, "cert-dir", "/etc/compute-domain-webhook/certs", "Directory holding the serving certificate tls.crt and its key tls.key (reloaded when they change).")
 	fs.StringVar(&o.drivers.GPU, "gpu-driver-name", apiv1beta1.GPUDriverName, "Driver whose opaque configs are GpuConfig and MigDeviceConfig.")
 	fs.StringVar(&o.drivers.ComputeDomain, "compute-domain-driver-name", apiv1beta1.ComputeDomainDriverName, "Driver whose opaque configs are ComputeDomainChannelConfig and ComputeDomainDaemonConfig.")
+	fs.BoolVar(&o.podGroups, "pod-groups", false, "Also serve "+webhook.PodGroupPath+": pods that use a ComputeDomain's workload claim template join the domain's PodGroup (reads ComputeDomains from the API).")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig for --pod-groups; empty: the in-cluster configuration.")
 	goflags := flag.NewFlagSet("compute-domain-webhook", flag.ContinueOnError)
 	o.logConfig.AddFlags(goflags)
 	fs.AddGoFlagSet(goflags)
@@ -94,10 +103,41 @@ func Run(ctx context.Context, args []string) error {
 	for path, h := range webhook.Handlers(scheme, o.drivers) {
 		srv.Register(path, h)
 	}
+	if o.podGroups {
+		domains, err := domainCache(ctx, o.kubeconfig, scheme)
+		if err != nil {
+			return err
+		}
+		srv.Register(webhook.PodGroupPath, webhook.PodGroupHandler(scheme, domains))
+	}
 	srv.WebhookMux().HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain)
+	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain, "podGroups", o.podGroups)
 	if err := srv.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("webhook server: %w", err)
 	}
 	return nil
+}
+
+// domainCache is a started and synced cache of ComputeDomains, indexed by their workload claim template.
+func domainCache(ctx context.Context, kubeconfig string, scheme *runtime.Scheme) (client.Reader, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--pod-groups: client configuration: %w", err)
+	}
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{&apiv1beta1.ComputeDomain{}: {}}})
+	if err != nil {
+		return nil, fmt.Errorf("--pod-groups: cache: %w", err)
+	}
+	if err := c.IndexField(ctx, &apiv1beta1.ComputeDomain{}, webhook.ClaimTemplateField, webhook.ClaimTemplateOf); err != nil {
+		return nil, fmt.Errorf("--pod-groups: index ComputeDomains: %w", err)
+	}
+	go func() {
+		if err := c.Start(ctx); err != nil {
+			klog.FromContext(ctx).Error(err, "ComputeDomain cache stopped")
+		}
+	}()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, errors.New("--pod-groups: the ComputeDomain cache did not sync")
+	}
+	return c, nil
 }

@@ -49,3 +49,20 @@ func TestParseDefaults(t *testing.T) {
 		t.Errorf("defaults: port %d, drivers %+v", o.port, o.drivers)
 	}
 }
+
+func TestParsePodGroups(t *testing.T) {
+	o, err := parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.podGroups {
+		t.Error("the pod-group webhook is on by default; want it opt-in")
+	}
+	o, err = parse([]string{"--pod-groups", "--kubeconfig=/etc/kubeconfig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.podGroups || o.kubeconfig != "/etc/kubeconfig" {
+		t.Errorf("--pod-groups --kubeconfig: got podGroups %v, kubeconfig %q", o.podGroups, o.kubeconfig)
+	}
+}

@@ -1,0 +1,206 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package charts
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	webhookapp "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-webhook/app"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
+	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
+)
+
+// TestPodGroupWebhookJoinsNVIDIAStylePods installs the chart's MutatingWebhookConfiguration (webhook.podGroups)
+// into a real kube-apiserver with the Workload API and the CRDs, runs the webhook binary's Run against it with
+// --pod-groups, and creates pods as a Job controller would: an unmodified NVIDIA-style pod that uses a domain's
+// channel template joins the domain's PodGroup.
+func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
+	var hooks []*admissionv1.MutatingWebhookConfiguration
+	for _, o := range byKind(renderChart(t, "computedomain-operator", "--set", "webhook.enabled=true", "--set", "webhook.podGroups=true"), "MutatingWebhookConfiguration") {
+		var mwc admissionv1.MutatingWebhookConfiguration
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &mwc); err != nil {
+			t.Fatal(err)
+		}
+		hooks = append(hooks, &mwc)
+	}
+	if len(hooks) != 1 || len(hooks[0].Webhooks) != 1 {
+		t.Fatalf("want one MutatingWebhookConfiguration with the pod webhook, got %d", len(hooks))
+	}
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := envtest.BinaryAssetsDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme, err := envtest.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &ctrlenvtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     []string{filepath.Join(root, envtest.CRDDir)},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+		WebhookInstallOptions: ctrlenvtest.WebhookInstallOptions{MutatingWebhooks: hooks},
+	}
+	envtest.WithWorkloadAPI()(env)
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := writeKubeconfig(cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	opts := env.WebhookInstallOptions
+	served := make(chan error, 1)
+	go func() {
+		served <- webhookapp.Run(ctx, []string{"--host=" + opts.LocalServingHost, "--port=" + strconv.Itoa(opts.LocalServingPort),
+			"--cert-dir=" + opts.LocalServingCertDir, "--pod-groups", "--kubeconfig=" + kubeconfig})
+	}()
+	addr := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, webhookStartTimeout, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-served:
+			t.Fatalf("webhook ended: %v", err)
+		default:
+		}
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only checks that it listens
+		if err != nil {
+			return false, nil
+		}
+		return true, conn.Close()
+	}); err != nil {
+		t.Fatalf("webhook never listened on %s: %v", addr, err)
+	}
+
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cd := range []client.Object{
+		utiltesting.MakeComputeDomain("gang", "team-a").Channel("gang-channel").NumNodes(4).Obj(),
+		utiltesting.MakeComputeDomain("elastic", "team-a").Channel("elastic-channel").Obj(),
+	} {
+		if err := c.Create(ctx, cd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The webhook's cache sees the domains shortly after they are created; a pod admitted before that is not
+	// joined, so the first pod is retried until the cache has caught up.
+	nvidiaStyle := func(name string, templates ...string) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "ctr", Image: "ubuntu:24.04"}}},
+		}
+		for i, tmpl := range templates {
+			name := "claim-" + strconv.Itoa(i)
+			p.Spec.ResourceClaims = append(p.Spec.ResourceClaims, corev1.PodResourceClaim{Name: name, ResourceClaimTemplateName: ptr.To(tmpl)})
+			p.Spec.Containers[0].Resources.Claims = append(p.Spec.Containers[0].Resources.Claims, corev1.ResourceClaim{Name: name})
+		}
+		return p
+	}
+	pods := kube.CoreV1().Pods("team-a")
+	var joined *corev1.Pod
+	attempt := 0
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		attempt++
+		p, err := pods.Create(ctx, nvidiaStyle("nccl-"+strconv.Itoa(attempt), "four-gpus", "gang-channel"), metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		joined = p
+		return workloadapi.PodGroupName(&p.Spec) != "", nil
+	}); err != nil {
+		t.Fatalf("an NVIDIA-style pod using the channel template of a 4-node domain never joined a PodGroup: %v (last: %+v)", err, joined.Spec.SchedulingGroup)
+	}
+	if got := workloadapi.PodGroupName(&joined.Spec); got != "gang" {
+		t.Errorf("podGroupName %q, want the domain's name %q", got, "gang")
+	}
+
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		want string
+	}{
+		"a pod of a domain without numNodes is not joined (the controller makes no PodGroup for it)": {
+			pod: nvidiaStyle("elastic-0", "elastic-channel"),
+		},
+		"a pod without a domain's template is not joined": {
+			pod: nvidiaStyle("plain-0", "four-gpus"),
+		},
+		"a pod that names its own PodGroup keeps it": {
+			pod: func() *corev1.Pod {
+				p := nvidiaStyle("own-0", "gang-channel")
+				workloadapi.JoinPodGroup(&p.Spec, "mine")
+				return p
+			}(),
+			want: "mine",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := pods.Create(ctx, tc.pod, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := workloadapi.PodGroupName(&p.Spec); got != tc.want {
+				t.Errorf("podGroupName %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// writeKubeconfig writes a kubeconfig for cfg (envtest's admin user, client certificates) to path.
+func writeKubeconfig(cfg *rest.Config, path string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	return clientcmd.WriteToFile(*kc, path)
+}
