@@ -237,7 +237,7 @@ var _ = Describe("ComputeDomain", func() {
 			for _, c := range table.ColumnDefinitions {
 				columns = append(columns, c.Name)
 			}
-			Expect(columns).To(Equal([]string{"Name", "Ready", "Nodes-Ready", "Nodes", "Status", "Age"}))
+			Expect(columns).To(Equal([]string{"Name", "Ready", "Nodes-Ready", "Nodes", "Status", "Placement", "Age"}))
 			Expect(table.Rows).To(HaveLen(1))
 			Expect(table.Rows[0].Cells[:5]).To(Equal([]any{"status", "False", float64(1), float64(2), "NotReady"}))
 		})
