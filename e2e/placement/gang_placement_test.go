@@ -113,6 +113,33 @@ var _ = Describe("Gang placement of ComputeDomain jobs inside one NVLink clique 
 			g.Expect(pc.bound(g, ctx, ns)).To(BeEmpty(), "no pod of the refused gang binds")
 		}).WithTimeout(gangHeldTime).WithPolling(200 * time.Millisecond).Should(Succeed())
 	})
+
+	It("runs three 10-node jobs racing for two racks without a deadlock: the third waits whole for a rack", func(ctx SpecContext) {
+		By("filling racks 2 and 3: only racks 0 and 1 have free trays, 15 each")
+		for r := 2; r < racks; r++ {
+			for n := range traysPerRack - 3 {
+				pc.occupyTray(ctx, busy, tray(r, n))
+			}
+		}
+		pc.waitRunning(ctx, busy, racks*traysPerRack-2*15)
+
+		jobs := []string{pc.namespace(ctx), pc.namespace(ctx), pc.namespace(ctx)}
+		for _, ns := range jobs {
+			pc.createGangJob(ctx, ns, 10)
+		}
+		// Every job completes, each inside one rack; three cannot run at once on two racks of 15, so one of
+		// them ran in a rack after another job there had finished, as a whole.
+		used := map[string]int{}
+		for _, ns := range jobs {
+			pc.waitJobDone(ctx, ns)
+			cliques := pc.boundCliques(ctx, ns, 10)
+			Expect(cliques).To(HaveLen(1), "job %s in one rack: %v", ns, cliques)
+			for c := range cliques {
+				used[c]++
+			}
+		}
+		Expect(keys(used)).To(ConsistOf(rackClique(0), rackClique(1)), "the three jobs ran in the two racks with free trays")
+	})
 })
 
 // tray is the name of tray n of rack r.

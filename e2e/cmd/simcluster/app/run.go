@@ -41,6 +41,7 @@ commands:
   bench-formation  time ComputeDomain formation and count our components' API writes
   bench-plot       draw bench-formation --json results as a PNG
   bench-scheduler  kube-scheduler throughput with our GPU plugin's ResourceSlices against minimal ones
+  bench-placement  Job created → all pods bound: a ComputeDomain job placed by pod affinity and by its gang PodGroup
 
 Run "simcluster <command> -h" for the flags of a command.
 Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
@@ -50,7 +51,7 @@ Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		_, _ = fmt.Fprintln(stderr, usage)
-		return errors.New("no command given: allowed commands are up, demo, bench-formation, bench-scheduler, bench-plot")
+		return errors.New("no command given: allowed commands are up, demo, bench-formation, bench-scheduler, bench-placement, bench-plot")
 	}
 	switch args[0] {
 	case "up":
@@ -63,12 +64,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runBenchPlot(args[1:], stdout, stderr)
 	case "bench-scheduler":
 		return runBenchScheduler(ctx, args[1:], stdout, stderr)
+	case "bench-placement":
+		return runBenchPlacement(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		_, _ = fmt.Fprintln(stdout, usage)
 		return nil
 	default:
 		_, _ = fmt.Fprintln(stderr, usage)
-		return fmt.Errorf("unknown command %q: allowed commands are up, demo, bench-formation, bench-scheduler, bench-plot", args[0])
+		return fmt.Errorf("unknown command %q: allowed commands are up, demo, bench-formation, bench-scheduler, bench-placement, bench-plot", args[0])
 	}
 }
 
