@@ -25,13 +25,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/component-base/configz"
 	"k8s.io/klog/v2"
-	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
-	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 )
 
 // ControlPlaneConfig selects the parts of a bare control plane: embedded etcd and kube-apiserver always,
@@ -166,18 +162,7 @@ func startControllers(ctx context.Context, kubeconfig string, controllers []stri
 			return nil, fmt.Errorf("controller %q: allowed: %s", name, strings.Join(Controllers, ", "))
 		}
 	}
-	s, err := kcmoptions.NewKubeControllerManagerOptions()
-	if err != nil {
-		return nil, fmt.Errorf("kube-controller-manager options: %w", err)
-	}
-	s.ComponentGlobalsRegistry = newComponentGlobals()
-	all, disabled, aliases := kcmapp.KnownControllers(), kcmapp.ControllersDisabledByDefault(), kcmapp.ControllerAliases()
-	named := s.Flags(all, disabled, aliases)
-	fs := pflag.NewFlagSet("kube-controller-manager", pflag.ContinueOnError)
-	for _, f := range named.FlagSets {
-		fs.AddFlagSet(f)
-	}
-	if err := fs.Parse([]string{
+	return runControllerManager(ctx, []string{
 		"--kubeconfig=" + kubeconfig,
 		"--leader-elect=false",
 		"--secure-port=0",
@@ -185,23 +170,5 @@ func startControllers(ctx context.Context, kubeconfig string, controllers []stri
 		"--controllers=" + strings.Join(controllers, ","),
 		"--kube-api-qps=500",
 		"--kube-api-burst=1000",
-	}); err != nil {
-		return nil, fmt.Errorf("kube-controller-manager flags: %w", err)
-	}
-	s.ParsedFlags = &named
-	if err := s.ComponentGlobalsRegistry.Set(); err != nil {
-		return nil, fmt.Errorf("kube-controller-manager feature gates: %w", err)
-	}
-	config, err := s.Config(ctx, all, disabled, aliases)
-	if err != nil {
-		return nil, fmt.Errorf("kube-controller-manager config: %w", err)
-	}
-	return runComponent("kube-controller-manager", func() error {
-		defer configz.Delete(kcmapp.ConfigzName)
-		err := kcmapp.Run(ctx, config.Complete())
-		if errors.Is(err, context.Canceled) {
-			return nil
-		}
-		return err
-	}), nil
+	})
 }

@@ -16,6 +16,7 @@ package simcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,6 +62,12 @@ func controllerManagerFlags(kubeconfig string, nodeMonitorGracePeriod time.Durat
 // startControllerManager runs the real kube-controller-manager with the
 // controllers in Controllers until ctx ends.
 func startControllerManager(ctx context.Context, kubeconfig string, nodeMonitorGracePeriod time.Duration) (*runningComponent, error) {
+	return runControllerManager(ctx, controllerManagerFlags(kubeconfig, nodeMonitorGracePeriod))
+}
+
+// runControllerManager runs the real kube-controller-manager with flags until ctx ends; a cancelled ctx is a
+// clean stop.
+func runControllerManager(ctx context.Context, flags []string) (*runningComponent, error) {
 	s, err := options.NewKubeControllerManagerOptions()
 	if err != nil {
 		return nil, fmt.Errorf("kube-controller-manager options: %w", err)
@@ -72,7 +79,7 @@ func startControllerManager(ctx context.Context, kubeconfig string, nodeMonitorG
 	for _, f := range named.FlagSets {
 		fs.AddFlagSet(f)
 	}
-	if err := fs.Parse(controllerManagerFlags(kubeconfig, nodeMonitorGracePeriod)); err != nil {
+	if err := fs.Parse(flags); err != nil {
 		return nil, fmt.Errorf("kube-controller-manager flags: %w", err)
 	}
 	s.ParsedFlags = &named
@@ -85,6 +92,10 @@ func startControllerManager(ctx context.Context, kubeconfig string, nodeMonitorG
 	}
 	return runComponent("kube-controller-manager", func() error {
 		defer configz.Delete(app.ConfigzName)
-		return app.Run(ctx, config.Complete())
+		err := app.Run(ctx, config.Complete())
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
 	}), nil
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/go-logr/logr"
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
@@ -83,27 +82,10 @@ func measureChannelClaimsOverSocket(tb testing.TB, rounds int, beforeLoop func()
 		}
 		return nil
 	}
-	prepare = make(kubelettest.Latencies, 0, rounds)
-	unprepare = make(kubelettest.Latencies, 0, rounds)
-	if beforeLoop != nil {
-		beforeLoop()
-	}
-	for i := range rounds {
+	return kubelettest.MeasureRounds(ctx, tb, client, dra, rounds, func(i int) *resourceapi.ResourceClaim {
 		uid := fmt.Sprintf("claim-%d", i)
-		claim := channelClaim("w-"+uid, "team-a", types.UID(uid), 0, uidA, "")
-		if _, err := client.ResourceV1().ResourceClaims(claim.Namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
-			tb.Fatal(err)
-		}
-		p, u, err := kubelettest.PrepareRound(ctx, dra, &drapb.Claim{Namespace: claim.Namespace, Name: claim.Name, Uid: uid}, check)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		prepare, unprepare = append(prepare, p), append(unprepare, u)
-		if err := client.ResourceV1().ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return prepare, unprepare
+		return channelClaim("w-"+uid, "team-a", types.UID(uid), 0, uidA, "")
+	}, check, beforeLoop)
 }
 
 // BenchmarkPrepareChannelClaimOverSocket measures NodePrepareResources and

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
@@ -124,31 +124,14 @@ func measureOverSocket(tb testing.TB, tc socketCase, rounds int, beforeLoop func
 		}
 		return nil
 	}
-	prepare = make(kubelettest.Latencies, 0, rounds)
-	unprepare = make(kubelettest.Latencies, 0, rounds)
-	if beforeLoop != nil {
-		beforeLoop()
-	}
-	for i := range rounds {
+	return kubelettest.MeasureRounds(ctx, tb, client, dra, rounds, func(i int) *resourceapi.ResourceClaim {
 		uid := fmt.Sprintf("claim-%d", i)
 		cb := makeClaim(uid, uid)
 		for _, dev := range devices {
 			cb.device("req", dev)
 		}
-		claim := cb.obj()
-		if _, err := client.ResourceV1().ResourceClaims(claim.Namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
-			tb.Fatal(err)
-		}
-		p, u, err := kubelettest.PrepareRound(ctx, dra, &drapb.Claim{Namespace: claim.Namespace, Name: claim.Name, Uid: uid}, check)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		prepare, unprepare = append(prepare, p), append(unprepare, u)
-		if err := client.ResourceV1().ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return prepare, unprepare
+		return cb.obj()
+	}, check, beforeLoop)
 }
 
 // BenchmarkPrepareOverSocket measures NodePrepareResources and

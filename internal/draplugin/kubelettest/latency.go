@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 )
 
@@ -91,4 +94,32 @@ func PrepareRound(ctx context.Context, dra drapb.DRAPluginClient, claim *drapb.C
 		return 0, 0, fmt.Errorf("unprepare %s/%s: %s", claim.Namespace, claim.Name, e)
 	}
 	return prepare, unprepare, nil
+}
+
+// MeasureRounds runs rounds PrepareRounds, each with a new claim (claim(i)) that it first creates through
+// client (the API the plugin's helper reads claims from) and deletes afterwards, and returns the calls'
+// durations. beforeLoop, when set, runs once before the first round (a benchmark's timer reset).
+func MeasureRounds(ctx context.Context, tb testing.TB, client kubernetes.Interface, dra drapb.DRAPluginClient, rounds int,
+	claim func(i int) *resourceapi.ResourceClaim, check func(*drapb.NodePrepareResourceResponse) error, beforeLoop func()) (prepare, unprepare Latencies) {
+	tb.Helper()
+	prepare = make(Latencies, 0, rounds)
+	unprepare = make(Latencies, 0, rounds)
+	if beforeLoop != nil {
+		beforeLoop()
+	}
+	for i := range rounds {
+		c := claim(i)
+		if _, err := client.ResourceV1().ResourceClaims(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			tb.Fatal(err)
+		}
+		p, u, err := PrepareRound(ctx, dra, &drapb.Claim{Namespace: c.Namespace, Name: c.Name, Uid: string(c.UID)}, check)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		prepare, unprepare = append(prepare, p), append(unprepare, u)
+		if err := client.ResourceV1().ResourceClaims(c.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return prepare, unprepare
 }
