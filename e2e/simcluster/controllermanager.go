@@ -65,7 +65,7 @@ func startControllerManager(ctx context.Context, kubeconfig string, nodeMonitorG
 	return runControllerManager(ctx, controllerManagerFlags(kubeconfig, nodeMonitorGracePeriod))
 }
 
-// runControllerManager runs the real kube-controller-manager with flags until ctx ends; a cancelled ctx is a
+// runControllerManager runs the real kube-controller-manager with flags until ctx ends; a canceled ctx is a
 // clean stop.
 func runControllerManager(ctx context.Context, flags []string) (*runningComponent, error) {
 	s, err := options.NewKubeControllerManagerOptions()
