@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -291,21 +290,7 @@ func (pc cluster) waitJobDone(ctx context.Context, ns string) {
 }
 
 func (pc cluster) podsSummary(ctx context.Context, ns string) string {
-	pods, err := pc.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	var parts []string
-	for _, p := range pods.Items {
-		part := fmt.Sprintf("%s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
-		for _, c := range p.Status.Conditions {
-			if c.Status != corev1.ConditionTrue && c.Message != "" {
-				part += fmt.Sprintf(" (%s: %s)", c.Type, c.Message)
-			}
-		}
-		parts = append(parts, part)
-	}
-	return "pods in " + ns + ": " + strings.Join(parts, "; ")
+	return simcluster.PodsSummary(ctx, pc.client, ns)
 }
 
 // decodeFixture reads a demo manifest.

@@ -170,21 +170,7 @@ func runningPod(ctx context.Context, ns, name string) *corev1.Pod {
 
 // podsSummary describes the pods of a namespace for failure messages.
 func podsSummary(ctx context.Context, ns string) string {
-	pods, err := env.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	var parts []string
-	for _, p := range pods.Items {
-		part := fmt.Sprintf("%s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
-		for _, c := range p.Status.Conditions {
-			if c.Status != corev1.ConditionTrue && c.Message != "" {
-				part += fmt.Sprintf(" (%s: %s)", c.Type, c.Message)
-			}
-		}
-		parts = append(parts, part)
-	}
-	return "pods in " + ns + ": " + strings.Join(parts, "; ")
+	return simcluster.PodsSummary(ctx, env.client, ns)
 }
 
 // warningEvents lists the Warning events of a namespace (a failed prepare, say) for failure messages.

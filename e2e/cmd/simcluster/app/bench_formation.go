@@ -379,14 +379,14 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 		for _, r := range runs {
 			vals = append(vals, f(r).Seconds())
 		}
-		return fmt.Sprintf("%.2f s\t%s", median(vals), joinFloats(vals, "%.2f"))
+		return fmt.Sprintf("%.2f s\t%s", median(vals), joinFloats(vals, "%.2f", " "))
 	}
 	count := func(f func(formationRun) float64, format string) string {
 		var vals []float64
 		for _, r := range runs {
 			vals = append(vals, f(r))
 		}
-		return fmt.Sprintf(format+"\t%s", median(vals), joinFloats(vals, format))
+		return fmt.Sprintf(format+"\t%s", median(vals), joinFloats(vals, format, " "))
 	}
 	kinds := []string{simcluster.ControllerComponent, simcluster.ComputeDomainPluginName, "compute-domain-daemon", simcluster.GPUPluginName}
 	writesOf := func(r formationRun, kind string) float64 {
@@ -485,7 +485,11 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 	}
 }
 
+// median is the median of vals (0 when there are none).
 func median(vals []float64) float64 {
+	if len(vals) == 0 {
+		return 0
+	}
 	s := append([]float64{}, vals...)
 	sort.Float64s(s)
 	if len(s)%2 == 1 {
@@ -494,12 +498,13 @@ func median(vals []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func joinFloats(vals []float64, format string) string {
+// joinFloats formats each of vals and joins them with sep.
+func joinFloats(vals []float64, format, sep string) string {
 	parts := make([]string, len(vals))
 	for i, v := range vals {
 		parts[i] = fmt.Sprintf(format, v)
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, sep)
 }
 
 // diagnose says where a formation that timed out stands: the domain's

@@ -605,34 +605,14 @@ func printSchedulerTable(w io.Writer, o schedBenchOptions, runs []schedRun, stat
 			}
 			ratio := ""
 			if set == slicesPlugin {
-				ratio = fmt.Sprintf("%.2f (%s)", schedMedian(ratios), formatFloats(ratios, "%.2f"))
+				ratio = fmt.Sprintf("%.2f (%s)", median(ratios), joinFloats(ratios, "%.2f", ", "))
 			}
 			_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f MB\t%.1f\t%s\t%.2fs\t%s\n", variant, set, st.slices, st.devices, st.attributes, st.capacities, st.counterSets,
-				float64(st.jsonBytes)/1e6, schedMedian(perSet[set]), formatFloats(perSet[set], "%.1f"), schedMedian(starts), ratio)
+				float64(st.jsonBytes)/1e6, median(perSet[set]), joinFloats(perSet[set], "%.1f", ", "), median(starts), ratio)
 		}
 	}
 	_ = tw.Flush()
 	_, _ = fmt.Fprintln(w, "\nPODS/S: (pods-1) / first→last bind; RATIO: our plugin's slices over the minimal set's, per run (goal ≥ 0.9)")
-}
-
-func schedMedian(vals []float64) float64 {
-	if len(vals) == 0 {
-		return 0
-	}
-	s := slices.Clone(vals)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func formatFloats(vals []float64, format string) string {
-	parts := make([]string, len(vals))
-	for i, v := range vals {
-		parts[i] = fmt.Sprintf(format, v)
-	}
-	return strings.Join(parts, ", ")
 }
 
 func sortedKeys[V any](m map[string]V) []string {
