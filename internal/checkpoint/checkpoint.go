@@ -17,6 +17,7 @@ package checkpoint
 import (
 	"encoding/json"
 	"slices"
+	"time"
 )
 
 // Status is where a claim stands in its preparation.
@@ -45,6 +46,11 @@ type ClaimState struct {
 	Name      string           `json:"name"`
 	Status    Status           `json:"status"`
 	Devices   []PreparedDevice `json:"devices,omitempty"`
+	// PreparedAt is when the claim became PrepareCompleted: the start of its
+	// usage interval, which with the claim UID identifies the interval in
+	// the plugin's usage ledger (internal/usage). Zero in checkpoints of
+	// plugins without a ledger.
+	PreparedAt time.Time `json:"preparedAt,omitzero"`
 }
 
 // PreparedDevice is one allocated device of a claim.

@@ -103,15 +103,25 @@ func (c ClaimClient) GetResourceClaim(ctx context.Context, namespace, name strin
 	return c.Client.ResourceV1().ResourceClaims(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
+// Route is one more read-only endpoint on the metrics listener (the GPU
+// plugin's usage ledger).
+type Route struct {
+	Path    string
+	Handler http.Handler
+}
+
 // ServeMetrics serves reg on addr at /metrics until ctx ends. It returns once
 // the listener is bound, so a bad address fails the caller's start-up.
-func ServeMetrics(ctx context.Context, addr string, reg *prometheus.Registry) (net.Addr, error) {
+func ServeMetrics(ctx context.Context, addr string, reg *prometheus.Registry, routes ...Route) (net.Addr, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics address %q: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	for _, r := range routes {
+		mux.Handle(r.Path, r.Handler)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

@@ -35,9 +35,9 @@ type Driver interface {
 // endpoint on metricsAddress (empty: none) serving reg, the kubelet
 // registration and gRPC API, and the driver's publishing. The caller stops
 // the returned helper.
-func Serve(ctx context.Context, driver Driver, o Options, metricsAddress string, reg *prometheus.Registry) (*kubeletplugin.Helper, error) {
+func Serve(ctx context.Context, driver Driver, o Options, metricsAddress string, reg *prometheus.Registry, routes ...Route) (*kubeletplugin.Helper, error) {
 	if metricsAddress != "" {
-		addr, err := ServeMetrics(ctx, metricsAddress, reg)
+		addr, err := ServeMetrics(ctx, metricsAddress, reg, routes...)
 		if err != nil {
 			return nil, fmt.Errorf("--metrics-address: %w", err)
 		}

@@ -37,7 +37,7 @@ import (
 // the seed.
 func TestCrashHarness(t *testing.T) {
 	crashtest.Harness(t, 200, []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
-		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted"},
+		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted", "usage-pending", "unprepare-usage-ended"},
 		func(rng *rand.Rand, name string) string { return runCrashTrial(t, rng, name) })
 }
 
@@ -138,6 +138,33 @@ func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*res
 	for uid := range prepared {
 		if _, ok := state.Claims[uid]; !ok {
 			t.Errorf("%s: claim %s should be prepared but is not recorded", trial, uid)
+		}
+	}
+	// Usage: one open interval per prepared claim, from its PreparedAt, and
+	// none for anything else; no two intervals of one claim overlap.
+	intervals, _ := ledgerIntervals(t, e)
+	open := map[string]int{}
+	for i, iv := range intervals {
+		if iv.End.IsZero() {
+			open[iv.Claim]++
+			if cs := state.Claims[iv.Claim]; !cs.PreparedAt.Equal(iv.Start) {
+				t.Errorf("%s: open interval of %s from %s, its checkpoint says prepared at %s", trial, iv.Claim, iv.Start, cs.PreparedAt)
+			}
+		}
+		for _, other := range intervals[i+1:] {
+			if other.Claim == iv.Claim && (iv.End.IsZero() || other.Start.Before(iv.End)) {
+				t.Errorf("%s: intervals of %s overlap: %v and %v", trial, iv.Claim, iv, other)
+			}
+		}
+	}
+	for uid := range prepared {
+		if open[uid] != 1 {
+			t.Errorf("%s: claim %s is prepared with %d open usage intervals, want 1", trial, uid, open[uid])
+		}
+	}
+	for uid, n := range open {
+		if _, ok := prepared[uid]; !ok {
+			t.Errorf("%s: claim %s is not prepared but has %d open usage intervals", trial, uid, n)
 		}
 	}
 	specs := specFiles(t, e)

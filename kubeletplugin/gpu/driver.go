@@ -31,11 +31,15 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
 
 // DefaultDriverName is the driver this plugin serves unless configured
 // otherwise.
 const DefaultDriverName = apiv1beta1.GPUDriverName
+
+// DefaultUsageRetention is Config.UsageRetention's default.
+const DefaultUsageRetention = 744 * time.Hour
 
 // Config is the plugin's static configuration.
 type Config struct {
@@ -67,6 +71,10 @@ type Config struct {
 	// the longest wait between retries of a failed clique label write.
 	// Default 30 seconds.
 	CliqueRefreshInterval time.Duration
+	// UsageRetention is how long closed intervals stay in the usage ledger
+	// (Deps.Usage); the metering component must read a node's ledger within
+	// it. Default 744 hours (31 days).
+	UsageRetention time.Duration
 }
 
 // Deps are the driver's injected dependencies.
@@ -81,6 +89,8 @@ type Deps struct {
 	Clock   clock.WithTicker
 	// Labeler may be nil: then the node label is not managed.
 	Labeler CliqueLabeler
+	// Usage may be nil: then no usage ledger is written.
+	Usage *usage.Ledger
 	// Fatal, if set, is called with background errors that retrying cannot
 	// fix; the app cancels its run with it.
 	Fatal func(error)
@@ -104,6 +114,7 @@ type Driver struct {
 	label       cliqueLabel
 
 	state nodeState
+	usage *usage.Ledger
 	crash draplugin.CrashHook
 }
 
@@ -119,6 +130,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if cfg.CliqueRefreshInterval <= 0 {
 		cfg.CliqueRefreshInterval = 30 * time.Second
 	}
+	if cfg.UsageRetention <= 0 {
+		cfg.UsageRetention = DefaultUsageRetention
+	}
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
 	}
@@ -131,7 +145,7 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	d := &Driver{
 		cfg: cfg, nvml: deps.NVML, cdi: deps.CDI, claims: deps.Claims,
 		metrics: deps.Metrics, clock: deps.Clock, fatal: deps.Fatal,
-		label:  newCliqueLabel(deps.Labeler),
+		label: newCliqueLabel(deps.Labeler), usage: deps.Usage,
 		health: newHealthMonitor(cfg.DriverName, deps.NVML, deps.Clock, cfg.Health, deps.Metrics),
 	}
 	var err error
@@ -156,6 +170,10 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if err := d.resetUnheldSharing(ctx); err != nil {
 		return nil, err
 	}
+	// Claims prepared before a crash that hit before their usage was
+	// recorded, and intervals of claims forgotten since.
+	d.syncUsageLocked(ctx)
+	d.compactUsage(ctx)
 	d.updateDeviceMetrics()
 	return d, nil
 }
@@ -202,6 +220,10 @@ func (d *Driver) Run(ctx context.Context) {
 			if err := d.RefreshClique(ctx); err != nil {
 				logger.Error(err, "Clique refresh failed")
 			}
+			d.state.mu.Lock()
+			d.syncUsageLocked(ctx)
+			d.state.mu.Unlock()
+			d.compactUsage(ctx)
 		}
 	}
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
 
 const (
@@ -57,8 +58,11 @@ type testNodeEnv struct {
 	hostRoot   string
 	cdiRoot    string
 	checkpoint string
-	clock      *clocktesting.FakeClock
-	partition  bool
+	// usage is the usage ledger's file; each driver opens it anew, as a
+	// restarted plugin does.
+	usage     string
+	clock     *clocktesting.FakeClock
+	partition bool
 	// driverFiles puts the mock's driver's user-space files in the host root.
 	driverFiles bool
 }
@@ -84,6 +88,7 @@ func newTestNodeEnv(t testing.TB, profile string, opts ...envOption) *testNodeEn
 		o(&cfg, e)
 	}
 	e.checkpoint = filepath.Join(t.TempDir(), "checkpoint.json")
+	e.usage = filepath.Join(filepath.Dir(e.checkpoint), "usage.jsonl")
 	lib, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +177,12 @@ func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {
 		e.t.Fatal(err)
 	}
 	cfg := Config{DriverName: testDriver, NodeName: testNode, PartitionableMIG: e.partition, HostRoot: e.hostRoot}
-	deps := Deps{NVML: e.lib, CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Clock: e.clock, Metrics: NewMetrics(nil)}
+	ledger, err := usage.Open(e.usage)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = ledger.Close() })
+	deps := Deps{NVML: e.lib, CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Clock: e.clock, Metrics: NewMetrics(nil), Usage: ledger}
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}

@@ -50,6 +50,8 @@ type deviceData struct {
 	// time slice or compute mode and unprepare must reset them.
 	TimeSliceSet     bool `json:"timeSliceSet,omitempty"`
 	ExclusiveProcess bool `json:"exclusiveProcess,omitempty"`
+	// Usage is what the usage ledger records of the device.
+	Usage *usageFacts `json:"usage,omitempty"`
 }
 
 // preparedDevice is a device being prepared.
@@ -82,6 +84,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 		d.metrics.observePrepare(d.clock.Since(start), err)
 		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
 	}
+	d.syncUsageLocked(ctx)
 	d.updateDeviceMetricsLocked()
 	return out, nil
 }
@@ -93,6 +96,9 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	if prev, ok := d.state.ledger.Claims()[uid]; ok {
 		if prev.Status == checkpoint.PrepareCompleted {
 			logger.V(2).Info("Claim already prepared, returning the stored result")
+			if err := d.reopenUsageLocked(uid, prev); err != nil {
+				return nil, &prepareError{reason: reasonCheckpoint, err: err}
+			}
 			return draplugin.PreparedDevices(prev), nil
 		}
 		// A crash interrupted an earlier prepare: undo what it may have done,
@@ -149,6 +155,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	d.crash.At("cdi-written")
 
 	state.Status = checkpoint.PrepareCompleted
+	state.PreparedAt = d.clock.Now()
 	state.Devices = nil
 	for _, p := range devices {
 		state.Devices = append(state.Devices, checkpointDevice(d.poolName(), p, []string{ids[p.Name]}))
@@ -214,6 +221,7 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 			cfg, _ = apiv1beta1.DefaultConfig(p.Data.Type)
 		}
 		p.config = cfg
+		d.planUsage(claim, r.Request, &p)
 		index[r.Device] = len(devices)
 		devices = append(devices, p)
 	}

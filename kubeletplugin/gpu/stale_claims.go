@@ -27,6 +27,7 @@ import (
 func (d *Driver) CleanupStaleClaims(ctx context.Context) error {
 	return draplugin.CleanupStaleClaims(ctx, d.claims, &d.state.mu, d.state.ledger, func(ctx context.Context, uid string, cs checkpoint.ClaimState) error {
 		defer d.updateDeviceMetricsLocked()
+		defer d.syncUsageLocked(ctx)
 		return d.undoClaim(ctx, uid, cs)
 	})
 }

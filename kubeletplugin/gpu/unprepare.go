@@ -40,6 +40,7 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 		d.metrics.observeUnprepare(d.clock.Since(start), err)
 		out[c.UID] = err
 	}
+	d.syncUsageLocked(ctx)
 	d.updateDeviceMetricsLocked()
 	return out, nil
 }
@@ -68,6 +69,7 @@ func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
 // holding it could never terminate.
 func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimState) error {
 	logger := klog.FromContext(ctx)
+	d.endUsageLocked(ctx, uid, cs)
 	var errs []error
 	for _, dev := range cs.Devices {
 		var data deviceData

@@ -16,21 +16,29 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
+	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
+
+// UsageLedgerFile is the usage ledger's name in the plugin's data directory,
+// next to the checkpoint.
+const UsageLedgerFile = "usage.jsonl"
 
 // Run parses args and runs the plugin until ctx ends; "inspect" as the first
 // argument prints what the plugin would publish instead (no cluster needed).
@@ -104,6 +112,14 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 	dopts := o.Options()
 	dopts.KubeClient = client
 	registry := prometheus.NewRegistry()
+	if err := os.MkdirAll(dopts.PluginDataDir(), 0o750); err != nil {
+		return fmt.Errorf("plugin data directory: %w", err)
+	}
+	ledger, err := usage.Open(filepath.Join(dopts.PluginDataDir(), UsageLedgerFile))
+	if err != nil {
+		return fmt.Errorf("usage ledger: %w", err)
+	}
+	defer func() { _ = ledger.Close() }()
 	driver, err := gpu.NewDriver(ctx, gpu.Config{
 		DriverName: o.DriverName, NodeName: o.NodeName, PartitionableMIG: o.partitionableMIG, HostRoot: o.HostRoot,
 		DriverRoot: o.driverRoot, DriverRootHostPath: o.driverRootHostPath,
@@ -111,6 +127,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 		// means a driver whose files the containers need.
 		RequireDriverFiles: o.NVML.Mode == backend.ModeReal,
 		Gates:              o.gates,
+		UsageRetention:     o.usageRetention,
 	}, gpu.Deps{
 		NVML:       lib,
 		CDI:        writer,
@@ -119,11 +136,15 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 		Metrics:    gpu.NewMetrics(registry),
 		Labeler:    gpu.NodeLabeler{Client: client, NodeName: o.NodeName},
 		Fatal:      stop,
+		Usage:      ledger,
 	})
 	if err != nil {
 		return err
 	}
-	helper, err := draplugin.Serve(ctx, driver, dopts, o.MetricsAddress, registry)
+	// The ledger names namespaces and claims: it is served next to the
+	// metrics on the pod's own address only (docs/metering.md).
+	helper, err := draplugin.Serve(ctx, driver, dopts, o.MetricsAddress, registry,
+		draplugin.Route{Path: usage.Path, Handler: usage.Handler(ledger, o.NodeName, clock.RealClock{})})
 	if err != nil {
 		return err
 	}

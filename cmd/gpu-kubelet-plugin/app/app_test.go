@@ -54,6 +54,7 @@ func TestParseRejects(t *testing.T) {
 		"inspect checks the shared flags too":   {args: []string{"inspect", "--node-name=n", "--nvml=fake"}, wantErr: "allowed: real, mock"},
 		"a relative driver root":                {args: []string{"--node-name=n", "--driver-root=driver-root"}, wantErr: `--driver-root "driver-root": must be an absolute path`},
 		"a relative driver root host path":      {args: []string{"--node-name=n", "--driver-root-host-path=run/nvidia/driver"}, wantErr: `--driver-root-host-path "run/nvidia/driver": must be an absolute path`},
+		"a usage retention under an hour":       {args: []string{"--node-name=n", "--usage-retention=5m"}, wantErr: "--usage-retention 5m0s: must be at least 1h"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

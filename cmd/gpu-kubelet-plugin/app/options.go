@@ -20,6 +20,7 @@ package app
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -38,6 +39,8 @@ type options struct {
 	driverRoot         string
 	driverRootHostPath string
 	compareProfile     string
+	// usageRetention is how long closed intervals stay in the usage ledger.
+	usageRetention time.Duration
 	// inspect is the dry-run subcommand.
 	inspect bool
 }
@@ -58,6 +61,7 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs.StringVar(&o.featureGates, "feature-gates", "", featuregates.Help(gpu.FeatureGates))
 	fs.StringVar(&o.driverRoot, "driver-root", "", "Directory where the NVIDIA driver's root (its libraries and tools, mounted into GPU containers) is visible; empty: --host-root.")
 	fs.StringVar(&o.driverRootHostPath, "driver-root-host-path", "", "Path of the driver root on the host, which the CDI mounts name (/ for a driver installed on the host, /run/nvidia/driver for the GPU Operator's); empty: --driver-root.")
+	fs.DurationVar(&o.usageRetention, "usage-retention", gpu.DefaultUsageRetention, "How long the usage ledger (usage.jsonl next to the checkpoint, served at /usage on --metrics-address) keeps closed usage intervals; the metering component must read the ledger within this time or lose them (e.g. 744h).")
 	if o.inspect {
 		fs.StringVar(&o.compareProfile, "compare-profile", "", "Also build a mock node of this profile and list where its devices differ from this node's (run on a real GPU node to check a profile).")
 	}
@@ -73,6 +77,9 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	}
 	if o.gates, err = featuregates.Parse(gpu.FeatureGates, o.featureGates); err != nil {
 		return nil, err
+	}
+	if o.usageRetention < time.Hour {
+		return nil, fmt.Errorf("--usage-retention %s: must be at least 1h (closed intervals are kept that long for the metering component)", o.usageRetention)
 	}
 	o.partitionableMIG = o.partitionableMIG || o.gates.Enabled(gpu.DynamicMIG)
 	if o.driverRoot == "" {

@@ -1,0 +1,263 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package gpu
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	resourceapi "k8s.io/api/resource/v1"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/usage"
+)
+
+// interval is one claim's usage as its node's ledger says.
+type interval struct {
+	Claim      string
+	Start, End time.Time // End zero: open
+}
+
+func ledgerIntervals(t *testing.T, e *testNodeEnv) ([]interval, []usage.Record) {
+	t.Helper()
+	l, err := usage.Open(e.usage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	recs, _ := l.After(0, 0)
+	var out []interval
+	index := map[usage.IntervalKey]int{}
+	for _, r := range recs {
+		k := usage.IntervalKey{ClaimUID: r.ClaimUID, Start: r.Start}
+		switch r.Kind {
+		case usage.KindStart:
+			index[k] = len(out)
+			out = append(out, interval{Claim: r.ClaimUID, Start: r.Start})
+		case usage.KindEnd:
+			out[index[k]].End = r.Time
+		}
+	}
+	return out, recs
+}
+
+func withClass(c *resourceapi.ResourceClaim, request, class string) *resourceapi.ResourceClaim {
+	c.Spec.Devices.Requests = append(c.Spec.Devices.Requests, resourceapi.DeviceRequest{Name: request, Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: class}})
+	return c
+}
+
+// crashAt makes the driver panic at point (once) and reports whether it did.
+func crashAt(d *Driver, point string, call func()) (crashed bool) {
+	d.crash = func(p string) bool { return p == point }
+	defer func() {
+		d.crash = nil
+		if r := recover(); r != nil {
+			err, ok := r.(error)
+			if !ok || !errors.Is(err, draplugin.ErrSimulatedCrash) {
+				panic(r)
+			}
+			crashed = true
+		}
+	}()
+	call()
+	return false
+}
+
+func TestUsageIntervalOfAClaimOutlivesPluginRestarts(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	t0 := e.clock.Now()
+	claim := withClass(makeClaim("train", "uid-train").device("gpu", "gpu-3").obj(), "gpu", "gpu.nvidia.com")
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	// The plugin restarts and the kubelet prepares the claim again, twice.
+	e.clock.Step(30 * time.Second)
+	d = e.mustDriver()
+	for range 2 {
+		if _, err := prepareOne(t, d, claim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Step(60 * time.Second)
+	if err := unprepare(t, d, "uid-train")["uid-train"]; err != nil {
+		t.Fatal(err)
+	}
+	// And once more after the claim is gone.
+	d = e.mustDriver()
+	got, recs := ledgerIntervals(t, e)
+	if diff := cmp.Diff([]interval{{Claim: "uid-train", Start: t0, End: t0.Add(90 * time.Second)}}, got); diff != "" {
+		t.Errorf("intervals (-want +got):\n%s", diff)
+	}
+	want := []usage.Device{{Name: "gpu-3", Class: "gpu.nvidia.com", Type: "gpu", UUID: gpuUUIDOf(t, d, 3), ParentUUID: gpuUUIDOf(t, d, 3), MemoryBytes: d.Inventory().GPUs[3].MemoryBytes}}
+	if diff := cmp.Diff(want, recs[0].Devices); diff != "" || recs[0].Namespace != "default" || recs[0].Name != "train" {
+		t.Errorf("start record of %s/%s, devices (-want +got):\n%s", recs[0].Namespace, recs[0].Name, diff)
+	}
+	if want[0].MemoryBytes == 0 {
+		t.Error("the H100's memory is unknown")
+	}
+}
+
+func TestUsageAfterACrashBetweenPrepareAndItsLedgerRecord(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	t0 := e.clock.Now()
+	claim := makeClaim("train", "uid-train").device("gpu", "gpu-0").obj()
+	// The checkpoint says prepared; the ledger's start is not written yet.
+	if !crashAt(d, "usage-pending", func() { _, _ = prepareOne(t, d, claim) }) {
+		t.Fatal("no crash at usage-pending")
+	}
+	if got, _ := ledgerIntervals(t, e); len(got) != 0 {
+		t.Fatalf("intervals %v before the restart, want none", got)
+	}
+	e.clock.Step(time.Minute)
+	d = e.mustDriver()
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	// Billed from the prepare the kubelet saw succeed... wait, it crashed:
+	// from the moment the devices were ready, once.
+	got, _ := ledgerIntervals(t, e)
+	if diff := cmp.Diff([]interval{{Claim: "uid-train", Start: t0}}, got); diff != "" {
+		t.Errorf("intervals (-want +got):\n%s", diff)
+	}
+}
+
+func TestUsageAfterACrashBetweenTheEndRecordAndForgettingTheClaim(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	t0 := e.clock.Now()
+	claim := makeClaim("train", "uid-train").device("gpu", "gpu-0").obj()
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Minute)
+	if !crashAt(d, "unprepare-usage-ended", func() { unprepare(t, d, "uid-train") }) {
+		t.Fatal("no crash at unprepare-usage-ended")
+	}
+	// The checkpoint still has the claim prepared; its interval is closed
+	// and must stay closed through the restart and the repeated unprepare.
+	e.clock.Step(time.Minute)
+	d = e.mustDriver()
+	if err := unprepare(t, d, "uid-train")["uid-train"]; err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ledgerIntervals(t, e)
+	if diff := cmp.Diff([]interval{{Claim: "uid-train", Start: t0, End: t0.Add(time.Minute)}}, got); diff != "" {
+		t.Errorf("intervals (-want +got):\n%s", diff)
+	}
+}
+
+func TestUsageOfAClaimPreparedAgainAfterAnUnfinishedUnprepare(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	t0 := e.clock.Now()
+	claim := makeClaim("shared", "uid-shared").device("gpu", "gpu-0").obj()
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Minute)
+	if !crashAt(d, "unprepare-usage-ended", func() { unprepare(t, d, "uid-shared") }) {
+		t.Fatal("no crash at unprepare-usage-ended")
+	}
+	// A new pod uses the claim before the kubelet retried the unprepare.
+	e.clock.Step(time.Minute)
+	d = e.mustDriver()
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Minute)
+	if err := unprepare(t, d, "uid-shared")["uid-shared"]; err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ledgerIntervals(t, e)
+	want := []interval{
+		{Claim: "uid-shared", Start: t0, End: t0.Add(time.Minute)},
+		{Claim: "uid-shared", Start: t0.Add(2 * time.Minute), End: t0.Add(3 * time.Minute)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("intervals (-want +got):\n%s", diff)
+	}
+}
+
+func TestUsageOfAClaimPreparedBeforeTheLedgerExisted(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	noLedger := func(_ *Config, deps *Deps) { deps.Usage = nil }
+	d := e.mustDriver(noLedger)
+	if _, err := prepareOne(t, d, makeClaim("old", "uid-old").device("gpu", "gpu-0").obj()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ledgerIntervals(t, e); len(got) != 0 {
+		t.Fatalf("intervals %v without a ledger", got)
+	}
+	// A checkpoint of a plugin without a ledger has no PreparedAt.
+	cs := loadState(t, e).Claims["uid-old"]
+	cs.PreparedAt = time.Time{}
+	if err := d.state.ledger.SaveClaim("uid-old", cs); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Minute)
+	upgradedAt := e.clock.Now()
+	e.mustDriver()
+	e.clock.Step(time.Minute)
+	e.mustDriver()
+	got, _ := ledgerIntervals(t, e)
+	if diff := cmp.Diff([]interval{{Claim: "uid-old", Start: upgradedAt}}, got); diff != "" {
+		t.Errorf("intervals (-want +got):\n%s", diff)
+	}
+}
+
+func TestUsageRecordsMIGProfilesSharingAndAdminAccess(t *testing.T) {
+	e := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG())
+	d := e.mustDriver()
+	claim := withClass(fourSmallPartitions(t, d), "mig", "mig-1g.5gb.nvidia.com")
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	monitor := makeClaim("monitor", "uid-monitor").device("gpu", "gpu-0").obj()
+	if _, err := prepareOne(t, d, monitor); err != nil {
+		t.Fatal(err)
+	}
+	_, recs := ledgerIntervals(t, e)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2 starts", len(recs))
+	}
+	for _, dev := range recs[0].Devices {
+		if dev.Type != "mig" || dev.Profile != "1g.5gb" || dev.MemorySlices != 1 || dev.ParentMemorySlices != 8 && dev.ParentMemorySlices != 7 || dev.MemoryBytes == 0 || dev.UUID == "" || dev.Class != "mig-1g.5gb.nvidia.com" {
+			t.Errorf("MIG device %+v: want a 1g.5gb of 1 memory slice with its memory, UUID and class", dev)
+		}
+	}
+
+	h := newTestNodeEnv(t, "hgx-h100-8")
+	hd := h.mustDriver()
+	ts := makeClaim("ts", "uid-ts").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tsLong).obj()
+	owner := makeClaim("owner", "uid-owner").device("gpu", "gpu-2").obj()
+	admin := makeClaim("admin", "uid-admin").device("gpu", "gpu-2").adminAccess().obj()
+	for _, c := range []*resourceapi.ResourceClaim{ts, owner, admin} {
+		if _, err := prepareOne(t, hd, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, recs = ledgerIntervals(t, h)
+	byClaim := map[string]usage.Device{}
+	for _, r := range recs {
+		byClaim[r.Name] = r.Devices[0]
+	}
+	if byClaim["ts"].Sharing != "TimeSlicing" || byClaim["owner"].Sharing != "" || byClaim["owner"].AdminAccess || !byClaim["admin"].AdminAccess {
+		t.Errorf("devices %+v: want ts time-sliced, owner exclusive, admin marked admin access", byClaim)
+	}
+}
