@@ -29,6 +29,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
       ./cmd/compute-domain-controller \
       ./cmd/compute-domain-daemon \
       ./cmd/compute-domain-kubelet-plugin \
+      ./cmd/compute-domain-metering \
       ./cmd/compute-domain-webhook \
       ./cmd/gpu-kubelet-plugin \
       ./cmd/imex-standin
@@ -40,7 +41,7 @@ FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.source="https://github.com/computedomain-operator/computedomain-operator" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.description="Kubernetes DRA drivers for NVIDIA GPUs and multi-node NVLink ComputeDomains"
-COPY --from=build /out/compute-domain-controller /out/compute-domain-daemon /out/compute-domain-kubelet-plugin /out/compute-domain-webhook /out/gpu-kubelet-plugin /out/imex-standin /usr/bin/
+COPY --from=build /out/compute-domain-controller /out/compute-domain-daemon /out/compute-domain-kubelet-plugin /out/compute-domain-metering /out/compute-domain-webhook /out/gpu-kubelet-plugin /out/imex-standin /usr/bin/
 COPY LICENSE /licenses/LICENSE
 USER 65532:65532
 ENTRYPOINT ["/usr/bin/compute-domain-controller"]
