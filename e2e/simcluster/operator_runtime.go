@@ -28,6 +28,7 @@ import (
 	cdcontroller "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-controller/app"
 	cddaemon "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-daemon/app"
 	cdplugin "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-kubelet-plugin/app"
+	cdmetering "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-metering/app"
 	gpuapp "github.com/computedomain-operator/computedomain-operator/cmd/gpu-kubelet-plugin/app"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
@@ -50,6 +51,7 @@ type Binary func(ctx context.Context, restConfig *rest.Config, args []string, en
 var Binaries = map[string]Binary{
 	"gpu-kubelet-plugin":            gpuapp.RunWithConfig,
 	"compute-domain-kubelet-plugin": cdplugin.RunWithConfig,
+	"compute-domain-metering":       cdmetering.RunWithConfig,
 	"compute-domain-controller": func(ctx context.Context, cfg *rest.Config, args []string, _ map[string]string) error {
 		return cdcontroller.RunWithConfig(ctx, cfg, args)
 	},
