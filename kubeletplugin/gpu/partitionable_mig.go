@@ -22,15 +22,17 @@ import (
 )
 
 // engineValues are the engine counters a MIG profile takes from its GPU
-// (besides one counter per memory slice).
+// (besides one counter per memory slice). Counter names must be DNS labels
+// (the API server refuses a ResourceSlice otherwise), so they are the
+// capacities' names in lowercase with dashes (copyEngines: copy-engines).
 func engineValues(c MigCapacities) map[string]int {
 	return map[string]int{
-		string(capMultiprocessors): c.Multiprocessors,
-		string(capCopyEngines):     c.CopyEngines,
-		string(capDecoders):        c.Decoders,
-		string(capEncoders):        c.Encoders,
-		string(capJpegEngines):     c.JpegEngines,
-		string(capOfaEngines):      c.OfaEngines,
+		"multiprocessors": c.Multiprocessors,
+		"copy-engines":    c.CopyEngines,
+		"decoders":        c.Decoders,
+		"encoders":        c.Encoders,
+		"jpeg-engines":    c.JpegEngines,
+		"ofa-engines":     c.OfaEngines,
 	}
 }
 

@@ -16,12 +16,14 @@ package gpu
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/ptr"
@@ -183,6 +185,12 @@ func TestPartitionableMIGPool(t *testing.T) {
 		}
 		for _, cs := range s.SharedCounters {
 			counterSets[cs.Name] = cs
+			// The API server's validation of ResourceSlices: counter set and counter names are DNS labels.
+			for _, name := range append([]string{cs.Name}, slices.Collect(maps.Keys(cs.Counters))...) {
+				if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+					t.Errorf("slice %d: counter name %q: %v", i, name, errs)
+				}
+			}
 		}
 		devices = append(devices, s.Devices...)
 	}
