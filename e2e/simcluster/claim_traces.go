@@ -20,11 +20,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	gpuapp "github.com/computedomain-operator/computedomain-operator/cmd/gpu-kubelet-plugin/app"
 )
 
 // ClaimTraces lists the files on a node that still mention a claim UID: CDI
 // specs, the plugins' checkpoints (anything under the plugins directory) and
-// the kubelet's DRA checkpoint. An unprepared claim leaves none.
+// the kubelet's DRA checkpoint. An unprepared claim leaves none (the GPU
+// plugin's usage ledger, which keeps it for billing, is not looked at).
 func (c *Cluster) ClaimTraces(node, claimUID string) ([]string, error) {
 	paths, err := c.NodePaths(node)
 	if err != nil {
@@ -40,6 +43,11 @@ func (c *Cluster) ClaimTraces(node, claimUID string) ([]string, error) {
 				return err
 			}
 			if d.IsDir() || d.Type()&fs.ModeSocket != 0 || !d.Type().IsRegular() {
+				return nil
+			}
+			if d.Name() == gpuapp.UsageLedgerFile {
+				// The usage ledger is the record of past use, kept for
+				// billing, not preparation state.
 				return nil
 			}
 			data, err := os.ReadFile(path)
