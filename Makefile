@@ -21,11 +21,15 @@ HELM_VERSION ?= v3.22.0
 KIND_VERSION ?= v0.33.0
 KUBE_VERSION ?= v1.37.2
 ETCD_VERSION ?= v3.7.0
+# Kueue's controller for the e2e/kueue suite, built from its own module (it pins other k8s.io versions than ours,
+# so it is never a dependency of our modules); bump together with KueueVersion in e2e/simcluster/kueue.go.
+KUEUE_VERSION ?= v0.17.0
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
 KIND := $(BIN)/kind
+KUEUE := $(BIN)/kueue
 
 # The operator image (make image, make kind-up) and the chart.
 IMAGE ?= ghcr.io/computedomain-operator/computedomain-operator:dev
@@ -83,7 +87,7 @@ test-unit: testbins $(HELM) ## Unit tests and envtest suites of the product modu
 	go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-e2e
-test-e2e: testbins ## Ginkgo e2e suite against the embedded simulated cluster.
+test-e2e: testbins kueue ## Ginkgo e2e suites against the embedded simulated cluster (e2e/kueue runs bin/kueue).
 	cd e2e && GOFLAGS="$(E2E_GOFLAGS)" go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) -timeout 30m ./...
 
 # Fuzz targets (package:Target) over every decoder of input we do not write ourselves; `make test` runs each
@@ -172,6 +176,12 @@ $(HELM):
 
 $(KIND):
 	go install sigs.k8s.io/kind@$(KIND_VERSION)
+
+# Rebuilt whenever bin/kueue is not KUEUE_VERSION (about 5 minutes cold on 2 cores).
+.PHONY: kueue
+kueue: ## Kueue's controller at KUEUE_VERSION into bin/kueue, for the e2e/kueue suite.
+	@go version -m $(KUEUE) 2>/dev/null | grep -qE '^\s+mod\s+sigs\.k8s\.io/kueue\s+$(KUEUE_VERSION)\s' || \
+	  { echo "go install sigs.k8s.io/kueue/cmd/kueue@$(KUEUE_VERSION)"; go install sigs.k8s.io/kueue/cmd/kueue@$(KUEUE_VERSION); }
 
 .PHONY: clean
 clean: ## Remove bin/ (tools included).

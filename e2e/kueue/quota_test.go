@@ -1,0 +1,88 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package kueue
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// quotaStory: team-a and team-b have 4 GPUs each (nvidia.com/gpu, mapped from gpu.nvidia.com) in the cohort
+// gpu-platform; team-a may borrow up to 4 more; both reclaim lent quota by preemption (demo/kueue/teams.yaml).
+// Every job is demo/kueue/gpu-job.yaml: 4 pods with one GPU each, charged 4.
+func quotaStory() {
+	const gpu = "nvidia.com/gpu"
+
+	It("admits a team-a job within its quota and its 4 pods run, charged 4 GPUs", func(ctx SpecContext) {
+		create(ctx, "team-a", renamed("demo/kueue/gpu-job.yaml", "a1", nil))
+		expectAdmitted(ctx, "team-a", "a1")
+		expectRunning(ctx, "team-a", "a1", 4)
+		Eventually(ctx, func(g Gomega) {
+			total, borrowed := usage(g, ctx, "team-a", gpu)
+			g.Expect([]int64{total, borrowed}).To(Equal([]int64{4, 0}), "team-a uses 4 GPUs of its own")
+		}).WithTimeout(admitTimeout).Should(Succeed())
+	})
+
+	It("admits team-b's job within its own quota", func(ctx SpecContext) {
+		create(ctx, "team-b", renamed("demo/kueue/gpu-job.yaml", "b1", nil))
+		expectAdmitted(ctx, "team-b", "b1")
+		expectRunning(ctx, "team-b", "b1", 4)
+	})
+
+	It("holds a second team-a job over its quota while the cohort has no spare: suspended, no pods, not admitted", func(ctx SpecContext) {
+		create(ctx, "team-a", renamed("demo/kueue/gpu-job.yaml", "a2", nil))
+		msg := expectHeld(ctx, "team-a", "a2", "insufficient unused quota for "+gpu)
+		GinkgoWriter.Printf("a2 held: %s\n", msg)
+	})
+
+	It("admits the held job once team-b's quota is idle, borrowing team-b's 4 GPUs", func(ctx SpecContext) {
+		deleteJob(ctx, "team-b", "b1")
+		expectAdmitted(ctx, "team-a", "a2")
+		expectRunning(ctx, "team-a", "a2", 4)
+		Eventually(ctx, func(g Gomega) {
+			total, borrowed := usage(g, ctx, "team-a", gpu)
+			g.Expect([]int64{total, borrowed}).To(Equal([]int64{8, 4}), "team-a uses 8 GPUs, 4 of them borrowed")
+		}).WithTimeout(admitTimeout).Should(Succeed())
+	})
+
+	It("preempts the borrowing job when team-b wants its quota back, and holds it again", func(ctx SpecContext) {
+		create(ctx, "team-b", renamed("demo/kueue/gpu-job.yaml", "b2", nil))
+		expectAdmitted(ctx, "team-b", "b2")
+		Eventually(ctx, func(g Gomega) {
+			wl := workload(g, ctx, "team-a", "a2")
+			preempted := condition(wl, "Preempted")
+			g.Expect(isTrue(preempted)).To(BeTrue(), "a2 preempted: %v", wl.Object["status"])
+			g.Expect(preempted.Reason).To(Equal("InCohortReclamation"))
+		}).WithTimeout(admitTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		msg := expectHeld(ctx, "team-a", "a2", "insufficient unused quota for "+gpu)
+		GinkgoWriter.Printf("a2 held: %s\n", msg)
+		expectRunning(ctx, "team-b", "b2", 4)
+
+		By("team-a's job within its own quota kept running")
+		Expect(isTrue(condition(workload(Default, ctx, "team-a", "a1"), "Admitted"))).To(BeTrue())
+		expectRunning(ctx, "team-a", "a1", 4)
+		Eventually(ctx, func(g Gomega) {
+			total, borrowed := usage(g, ctx, "team-a", gpu)
+			g.Expect([]int64{total, borrowed}).To(Equal([]int64{4, 0}))
+		}).WithTimeout(admitTimeout).Should(Succeed())
+	})
+
+	AfterAll(func(ctx SpecContext) {
+		deleteJobsAndWait(ctx, "team-a", "a1", "a2")
+		deleteJobsAndWait(ctx, "team-b", "b2")
+	})
+}
