@@ -65,9 +65,12 @@ func topologyStory() {
 		}
 		waitRunning(ctx, busy, len(busyTrays))
 
+		start := time.Now()
 		apply(ctx, "team-a", "demo/kueue/computedomain-job.yaml")
 		expectAdmitted(ctx, "team-a", "nvl-job")
+		admitted := time.Since(start)
 		pods := expectRunning(ctx, "team-a", "nvl-job", 16)
+		running := time.Since(start)
 		cliques := map[string]int{}
 		nodes := map[string]bool{}
 		for _, p := range pods {
@@ -94,6 +97,38 @@ func topologyStory() {
 			g.Expect(cd.Status.Cliques).To(HaveLen(1))
 			g.Expect(cd.Status.Cliques[0].CliqueID).To(Equal(rackClique(1)))
 		}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		GinkgoWriter.Printf("nvl-job: admitted %.2fs, 16 pods running %.2fs, domain Ready %.2fs after creation\n",
+			admitted.Seconds(), running.Seconds(), time.Since(start).Seconds())
+		deleteJobsAndWait(ctx, "team-a", "nvl-job")
+	})
+
+	It("does not see a tray whose GPUs a pod without CPU requests holds: Kueue assigns a pod of the job there and it stays Pending", func(ctx SpecContext) {
+		By("taking one GPU of tray 0 of rack 1 with a pod that asks for no CPU: rack 1 has 15 trays with 4 free GPUs, and 16 by the CPUs TAS counts")
+		busy := busyNamespace(ctx)
+		gpuOnly := tray(1, 0)
+		occupyTrayGPUOnly(ctx, busy, gpuOnly)
+		waitRunning(ctx, busy, 1)
+
+		create(ctx, "team-a", renamed("demo/kueue/computedomain-job.yaml", "nvl-job-2", nil))
+		expectAdmitted(ctx, "team-a", "nvl-job-2")
+		Eventually(ctx, func(g Gomega) {
+			pods := jobPods(g, ctx, "team-a", "nvl-job-2")
+			g.Expect(pods).To(HaveLen(16))
+			var assigned []string
+			for _, p := range pods {
+				assigned = append(assigned, p.Spec.NodeSelector["kubernetes.io/hostname"])
+			}
+			g.Expect(assigned).To(ContainElement(gpuOnly), "Kueue's topology assignment includes the tray whose GPUs are taken")
+		}).WithTimeout(admitTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		Consistently(ctx, func(g Gomega) {
+			for _, p := range jobPods(g, ctx, "team-a", "nvl-job-2") {
+				if p.Spec.NodeSelector["kubernetes.io/hostname"] == gpuOnly {
+					g.Expect(p.Spec.NodeName).To(BeEmpty(), "the pod sent to %s cannot get 4 GPUs there", gpuOnly)
+					g.Expect(p.Status.Phase).To(Equal(corev1.PodPending))
+				}
+			}
+		}).WithTimeout(heldTime).WithPolling(200 * time.Millisecond).Should(Succeed())
+		deleteJobsAndWait(ctx, "team-a", "nvl-job-2")
 	})
 }
 
@@ -142,6 +177,16 @@ func occupyTray(ctx context.Context, ns, node string) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(unstructured.SetNestedStringMap(ctrs[0].(map[string]any), map[string]string{"cpu": "100"}, "resources", "requests")).To(Succeed())
 	Expect(unstructured.SetNestedSlice(pod.Object, ctrs, "spec", "containers")).To(Succeed())
+	create(ctx, ns, objs)
+}
+
+// occupyTrayGPUOnly runs a pod on the tray holding one GPU and asking for no CPU or memory, as most GPU pods do.
+func occupyTrayGPUOnly(ctx context.Context, ns, node string) {
+	GinkgoHelper()
+	objs := decodeFixture("demo/gpu-claim.yaml")
+	Expect(objs).To(HaveLen(2))
+	objs[1].SetName("gpu-only-" + node)
+	Expect(unstructured.SetNestedStringMap(objs[1].Object, map[string]string{"kubernetes.io/hostname": node}, "spec", "nodeSelector")).To(Succeed())
 	create(ctx, ns, objs)
 }
 
