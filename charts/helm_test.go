@@ -118,6 +118,12 @@ func named(objs []*unstructured.Unstructured, name string) []*unstructured.Unstr
 // ValidatingAdmissionPolicy. The returned context ends with the test's time budget.
 func installPolicies(t *testing.T, namespaces []string, templates ...string) (*envtest.Env, context.Context) {
 	t.Helper()
+	return installPoliciesWith(t, namespaces, nil, templates...)
+}
+
+// installPoliciesWith is installPolicies with helm template arguments (values) of its own.
+func installPoliciesWith(t *testing.T, namespaces, helmArgs []string, templates ...string) (*envtest.Env, context.Context) {
+	t.Helper()
 	env, err := envtest.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -130,13 +136,13 @@ func installPolicies(t *testing.T, namespaces []string, templates ...string) (*e
 			t.Fatal(err)
 		}
 	}
-	var args []string
+	args := append([]string(nil), helmArgs...)
 	for _, tmpl := range templates {
 		args = append(args, "--show-only", tmpl)
 	}
 	objs := renderChart(t, policyNamespace, args...)
 	if len(byKind(objs, "ValidatingAdmissionPolicy")) == 0 {
-		t.Fatalf("the chart renders no ValidatingAdmissionPolicy from %v with its default values", templates)
+		t.Fatalf("the chart renders no ValidatingAdmissionPolicy from %v with values %v", templates, helmArgs)
 	}
 	for _, o := range objs {
 		if err := env.Client.Create(ctx, o); err != nil {

@@ -47,18 +47,38 @@ func ClaimTemplateOf(o client.Object) []string {
 }
 
 // PodGroupHandler is the mutating handler for pod creation: a pod that uses a ComputeDomain's workload claim
-// template and names no scheduling group of its own joins the domain's PodGroup. domains reads ComputeDomains
-// (a cache indexed by ClaimTemplateField).
-func PodGroupHandler(scheme *runtime.Scheme, domains client.Reader) http.Handler {
-	return admission.WithDefaulter[*corev1.Pod](scheme, podGroupJoiner{domains: domains})
+// template and names no scheduling group of its own joins the domain's PodGroup when the cluster serves the
+// Workload API (workloadAPI), and otherwise is held for the controller's clique placement (HoldForClique).
+// domains reads ComputeDomains (a cache indexed by ClaimTemplateField).
+func PodGroupHandler(scheme *runtime.Scheme, domains client.Reader, workloadAPI bool) http.Handler {
+	return admission.WithDefaulter[*corev1.Pod](scheme, podGroupJoiner{domains: domains, workloadAPI: workloadAPI})
 }
 
-// podGroupJoiner sets spec.schedulingGroup.podGroupName.
-type podGroupJoiner struct{ domains client.Reader }
+// podGroupJoiner sets spec.schedulingGroup.podGroupName, or holds the pod for its clique.
+type podGroupJoiner struct {
+	domains     client.Reader
+	workloadAPI bool
+}
 
-// Default joins the pod to the PodGroup of the first domain whose workload claim template it uses, when that
-// domain has spec.numNodes: the controller makes no PodGroup without it, and a pod that names a PodGroup that
-// never comes is never scheduled. A pod that names a scheduling group keeps it.
+// HoldForClique holds a pod of domain behind v1beta1.CliquePlacementGate, labeled with the domain's name, for
+// the controller to pin it to one NVLink clique: the fallback when the cluster lacks the Workload API.
+func HoldForClique(pod *corev1.Pod, domain string) {
+	for _, g := range pod.Spec.SchedulingGates {
+		if g.Name == v1beta1.CliquePlacementGate {
+			return
+		}
+	}
+	pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1beta1.CliquePlacementGate})
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[v1beta1.PlacementDomainLabelKey] = domain
+}
+
+// Default places the pod with the first domain whose workload claim template it uses, when that domain has
+// spec.numNodes: the controller makes no PodGroup without it, and a pod that names a PodGroup that never
+// comes is never scheduled. With the Workload API the pod joins the domain's PodGroup; without it the pod is
+// held for the controller's clique placement. A pod that names a scheduling group keeps it.
 func (j podGroupJoiner) Default(ctx context.Context, pod *corev1.Pod) error {
 	if pod.Spec.SchedulingGroup != nil {
 		return nil
@@ -80,6 +100,12 @@ func (j podGroupJoiner) Default(ctx context.Context, pod *corev1.Pod) error {
 			continue
 		}
 		cd := &domains.Items[0]
+		if !j.workloadAPI {
+			HoldForClique(pod, cd.Name)
+			klog.FromContext(ctx).V(2).Info("Pod held for its ComputeDomain's clique placement", "pod", klog.KObj(pod), "generateName", pod.GenerateName,
+				"computeDomain", klog.KObj(cd))
+			return nil
+		}
 		workloadapi.JoinPodGroup(&pod.Spec, v1beta1.ComputeDomainPodGroupName(cd))
 		klog.FromContext(ctx).V(2).Info("Pod joins its ComputeDomain's PodGroup", "pod", klog.KObj(pod), "generateName", pod.GenerateName,
 			"computeDomain", klog.KObj(cd), "podGroup", v1beta1.ComputeDomainPodGroupName(cd))

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
@@ -74,12 +75,67 @@ func TestPodGroupJoiner(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := tc.pod.DeepCopy()
-			if err := (podGroupJoiner{domains: reader}).Default(context.Background(), p); err != nil {
+			if err := (podGroupJoiner{domains: reader, workloadAPI: true}).Default(context.Background(), p); err != nil {
 				t.Fatal(err)
 			}
 			if got := workloadapi.PodGroupName(&p.Spec); got != tc.wantGroup {
 				t.Errorf("podGroupName %q, want %q", got, tc.wantGroup)
 			}
 		})
+	}
+}
+
+func TestPodGroupJoinerWithoutWorkloadAPIHoldsPodsForTheirClique(t *testing.T) {
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	domains := []client.Object{
+		utiltesting.MakeComputeDomain("gang", "team-a").Channel("gang-channel").NumNodes(16).Obj(),
+		utiltesting.MakeComputeDomain("elastic", "team-a").Channel("elastic-channel").Obj(),
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(domains...).WithIndex(domains[0], ClaimTemplateField, ClaimTemplateOf).Build()
+	joiner := podGroupJoiner{domains: reader}
+	held := func(p *corev1.Pod) bool {
+		for _, g := range p.Spec.SchedulingGates {
+			if g.Name == v1beta1.CliquePlacementGate {
+				return true
+			}
+		}
+		return false
+	}
+	newPod := func(tmpl string) *corev1.Pod {
+		p := &corev1.Pod{}
+		p.Namespace = "team-a"
+		p.Labels = map[string]string{"app": "mine"}
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/other"}}
+		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: ptr.To("four-gpus")}, {Name: "channel", ResourceClaimTemplateName: ptr.To(tmpl)}}
+		return p
+	}
+
+	p := newPod("gang-channel")
+	if err := joiner.Default(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if !held(p) || p.Labels[v1beta1.PlacementDomainLabelKey] != "gang" || p.Labels["app"] != "mine" || len(p.Spec.SchedulingGates) != 2 {
+		t.Errorf("a pod of a domain with numNodes: want our gate next to its own and the domain label next to its own, got gates %v labels %v", p.Spec.SchedulingGates, p.Labels)
+	}
+	if workloadapi.PodGroupName(&p.Spec) != "" {
+		t.Errorf("no PodGroup without the Workload API, got %q", workloadapi.PodGroupName(&p.Spec))
+	}
+	// Admission may run twice (reinvocation): the gate is not added again.
+	if err := joiner.Default(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Spec.SchedulingGates) != 2 {
+		t.Errorf("second admission: gates %v, want ours once", p.Spec.SchedulingGates)
+	}
+
+	elastic := newPod("elastic-channel")
+	if err := joiner.Default(context.Background(), elastic); err != nil {
+		t.Fatal(err)
+	}
+	if held(elastic) || elastic.Labels[v1beta1.PlacementDomainLabelKey] != "" {
+		t.Errorf("a pod of a domain without numNodes is not held (no gang size to release it at): gates %v labels %v", elastic.Spec.SchedulingGates, elastic.Labels)
 	}
 }

@@ -53,6 +53,15 @@ const (
 	// ComputeDomainReasonPodGroupChanged: the domain's PodGroup is no longer a gang of spec.numNodes pods
 	// (someone replaced it); delete it and the controller makes it again.
 	ComputeDomainReasonPodGroupChanged = "PodGroupChanged"
+	// ComputeDomainReasonCliqueAffinity: without the Workload API, the controller pinned the domain's pods to one
+	// NVLink clique with required node affinity and released them together (the clique placement fallback).
+	ComputeDomainReasonCliqueAffinity = "CliqueAffinity"
+	// ComputeDomainReasonWaitingForPods: without the Workload API, fewer than spec.numNodes pods of the domain
+	// are held for clique placement; they are released together once all exist.
+	ComputeDomainReasonWaitingForPods = "WaitingForPods"
+	// ComputeDomainReasonNoCliqueFree: without the Workload API, no NVLink clique has spec.numNodes free nodes;
+	// the domain's pods stay held until one has.
+	ComputeDomainReasonNoCliqueFree = "NoCliqueFree"
 )
 
 // ComputeDomain condition reasons. Messages name the node and the cause; reasons stay CamelCase constants.

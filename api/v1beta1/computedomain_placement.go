@@ -18,3 +18,17 @@ package v1beta1
 // the controller keeps for a domain in the domain's namespace: the domain's own name, so a workload's pods
 // join it with spec.schedulingGroup.podGroupName: <domain name>. Ours, not part of the compatible API.
 func ComputeDomainPodGroupName(cd *ComputeDomain) string { return cd.Name }
+
+// The clique placement fallback for clusters without the Workload API (ours): the webhook (webhook.podGroups)
+// holds each pod of a domain with spec.numNodes behind CliquePlacementGate and labels it with
+// PlacementDomainLabelKey; the controller, once all spec.numNodes pods exist, picks one NVLink clique with that
+// many free nodes, and releases every pod with required node affinity to it, the clique recorded in
+// PlacementCliqueAnnotationKey on the pod.
+const (
+	// CliquePlacementGate is the scheduling gate that holds a pod until the controller picked its clique.
+	CliquePlacementGate = "resource.nvidia.com/clique-placement"
+	// PlacementDomainLabelKey labels a held pod with its ComputeDomain's name (in the pod's namespace).
+	PlacementDomainLabelKey = "resource.nvidia.com/computeDomainPlacement"
+	// PlacementCliqueAnnotationKey records on a released pod the clique the controller pinned it to.
+	PlacementCliqueAnnotationKey = "resource.nvidia.com/placementClique"
+)

@@ -70,6 +70,11 @@ type Config struct {
 	// IMEXMode is who runs the domains' IMEX daemons: v1beta1.IMEXModeDomain (a DaemonSet per domain, the
 	// default) or v1beta1.IMEXModeClique (the chart's long-lived daemon per node; see package imexclique).
 	IMEXMode string
+	// CliquePlacement turns on the clique placement fallback for clusters without the Workload API: pods the
+	// webhook held behind v1beta1.CliquePlacementGate are pinned to one clique and released together.
+	CliquePlacement bool
+	// GPUDriverName is the DRA driver of the GPUs whose allocations make a node busy for the fallback's pick.
+	GPUDriverName string
 	// StatusWriteInterval is the shortest time between two status writes of one domain (0: none); changes
 	// in between are written together at its end.
 	StatusWriteInterval time.Duration
@@ -82,6 +87,9 @@ func (c Config) CliqueMode() bool { return c.IMEXMode == v1beta1.IMEXModeClique 
 func (c Config) WithDefaults() Config {
 	if c.DriverName == "" {
 		c.DriverName = DefaultDriverName
+	}
+	if c.GPUDriverName == "" {
+		c.GPUDriverName = v1beta1.GPUDriverName
 	}
 	if c.ChannelDeviceClass == "" {
 		c.ChannelDeviceClass = DefaultChannelDeviceClass

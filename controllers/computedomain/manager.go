@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
@@ -103,7 +104,12 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 		return nil, err
 	}
 	r.workloadAPI = workloadAPI
-	o.Logger.Info("Workload API", "podGroups", workloadAPI, "groupVersion", workloadapi.GroupVersion.String())
+	o.Logger.Info("Workload API", "podGroups", workloadAPI, "groupVersion", workloadapi.GroupVersion.String(), "cliquePlacementFallback", cfg.CliquePlacement && !workloadAPI)
+	if cfg.CliquePlacement {
+		if r.placementPods, err = placementPodCache(restConfig, mgr); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return nil, err
 	}
@@ -144,6 +150,29 @@ func cacheByObject(operatorNamespace string, podGroups bool) (map[client.Object]
 	return byObject, nil
 }
 
+// placementPodCache is a second cache, run by the manager, of the pods labeled v1beta1.PlacementDomainLabelKey
+// in every namespace: the manager's own cache holds only the IMEX daemon pods, and one cache holds one
+// selection per kind.
+func placementPodCache(restConfig *rest.Config, mgr ctrl.Manager) (cache.Cache, error) {
+	labeled, err := labels.NewRequirement(v1beta1.PlacementDomainLabelKey, selection.Exists, nil)
+	if err != nil {
+		return nil, fmt.Errorf("select the clique placement's pods: %w", err)
+	}
+	c, err := cache.New(restConfig, cache.Options{
+		Scheme:     mgr.GetScheme(),
+		Mapper:     mgr.GetRESTMapper(),
+		HTTPClient: mgr.GetHTTPClient(),
+		ByObject:   map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.NewSelector().Add(*labeled)}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache of the clique placement's pods: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("run the cache of the clique placement's pods: %w", err)
+	}
+	return c, nil
+}
+
 // SetupWithManager registers the member index and the controller's watches. workers is the number of
 // concurrent reconciles; the channel allocator serializes what must be serial.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
@@ -167,6 +196,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
 		// A daemon pod's address decides whether its member record is trusted (membership.Trust).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
+	if c, ok := r.placementPods.(cache.Cache); ok {
+		// The pods the webhook held for the clique placement fallback, and those it released.
+		b = b.WatchesRawSource(source.Kind(c, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(domainOfPlacementPod)))
+	}
 	if r.workloadAPI {
 		// The domain's PodGroup: its gang size is restored, and the scheduler's verdict on it read.
 		b = b.Watches(workloadapi.NewPodGroup(), handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))

@@ -62,6 +62,16 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	notGuaranteed := func(reason, message string) {
 		s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
 	}
+	if !r.workloadAPI && r.placementPods != nil && cd.Spec.NumNodes > 0 {
+		if refusal, err := r.cliqueRefusal(ctx, cd); err != nil {
+			return err
+		} else if refusal != "" {
+			notGuaranteed(v1beta1.ComputeDomainReasonExceedsClique, refusal)
+			s.requeueAfter(refusedRetry)
+			return nil
+		}
+		return r.reconcileCliquePlacement(ctx, s)
+	}
 	if !r.workloadAPI {
 		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable,
 			"the cluster does not serve "+workloadapi.GroupVersion.String()+" PodGroups (kube-apiserver --runtime-config="+

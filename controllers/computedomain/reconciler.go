@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -65,6 +66,14 @@ type Reconciler struct {
 	// workloadAPI says the cluster served the Workload API's PodGroups when the manager started
 	// (workloadapi.Served); without it the controller makes no PodGroups.
 	workloadAPI bool
+	// placementPods reads the pods held for, or released by, the clique placement fallback (a cache of pods
+	// labeled v1beta1.PlacementDomainLabelKey); nil unless Config.CliquePlacement.
+	placementPods client.Reader
+	// placementMu serializes the fallback's clique picks.
+	placementMu sync.Mutex
+	// picks holds, by domain UID, the clique picked for a domain until the cache shows its pods released
+	// (their annotation names it then), so that a reconcile on a stale cache does not pick again.
+	picks sync.Map
 }
 
 // NewReconciler returns a reconciler that writes through c (wrapped to count its writes in m), confirms

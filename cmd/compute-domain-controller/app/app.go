@@ -60,6 +60,8 @@ type options struct {
 	maxNodesPerClique     int
 	imexMode              string
 	statusWriteInterval   time.Duration
+	cliquePlacement       bool
+	gpuDriverName         string
 	qps                   float64
 	burst                 int
 	workers               int
@@ -88,6 +90,8 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.daemonDeviceClass, "daemon-device-class", computedomain.DefaultDaemonDeviceClass, "DeviceClass of the daemon claims.")
 	fs.StringVar(&o.imexMode, "imex-mode", v1beta1.IMEXModeDomain, "Who runs the domains' IMEX daemons: "+v1beta1.IMEXModeDomain+" (a DaemonSet of daemon pods per domain, started on the nodes its workload is allocated on) or "+v1beta1.IMEXModeClique+" (the chart's long-lived daemon per node, one ensemble per NVLink clique, a channel per domain).")
 	fs.DurationVar(&o.statusWriteInterval, "status-write-interval", 500*time.Millisecond, "Shortest time between two status writes of one ComputeDomain; what changes in between is written together (every node's plugin decodes every write). 0 writes every change at once.")
+	fs.BoolVar(&o.cliquePlacement, "clique-placement-fallback", false, "Without the Workload API, pin the pods the webhook held (webhook --pod-groups) to one NVLink clique with enough free nodes and release them together; needs update on pods.")
+	fs.StringVar(&o.gpuDriverName, "gpu-driver-name", v1beta1.GPUDriverName, "DRA driver of the GPUs whose allocations make a node busy for --clique-placement-fallback.")
 	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", membership.MaxNodesPerClique, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
 	fs.IntVar(&o.workers, "workers", 4, "Concurrent reconciles.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of the controller's API requests per second (client-go's default, 20 with controller-runtime, throttles the first reconcile of a thousand domains).")
@@ -138,6 +142,8 @@ func (o *options) controllerConfig() (computedomain.Config, error) {
 		MaxNodesPerClique:     o.maxNodesPerClique,
 		IMEXMode:              o.imexMode,
 		StatusWriteInterval:   o.statusWriteInterval,
+		CliquePlacement:       o.cliquePlacement,
+		GPUDriverName:         o.gpuDriverName,
 	}.WithDefaults()
 	switch {
 	case cfg.OperatorNamespace == "":

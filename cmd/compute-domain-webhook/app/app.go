@@ -27,6 +27,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -37,6 +39,7 @@ import (
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
+	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 	"github.com/computedomain-operator/computedomain-operator/webhook"
 )
 
@@ -88,12 +91,33 @@ func parse(args []string) (*options, error) {
 	return o, nil
 }
 
-// Run parses args and serves the webhook until ctx ends.
+// Run parses args and serves the webhook until ctx ends; with --pod-groups its client configuration is
+// --kubeconfig's (empty: in-cluster).
 func Run(ctx context.Context, args []string) error {
 	o, err := parse(args)
 	if err != nil {
 		return err
 	}
+	var restConfig *rest.Config
+	if o.podGroups {
+		if restConfig, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig); err != nil {
+			return fmt.Errorf("--pod-groups: client configuration: %w", err)
+		}
+	}
+	return run(ctx, o, restConfig)
+}
+
+// RunWithConfig is Run with the client configuration given (--kubeconfig is ignored): how the simulated
+// cluster runs the binary in-process from its pod.
+func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string) error {
+	o, err := parse(args)
+	if err != nil {
+		return err
+	}
+	return run(ctx, o, restConfig)
+}
+
+func run(ctx context.Context, o *options, restConfig *rest.Config) error {
 	ctx = startup.WithLogger(ctx, o.logConfig, "compute-domain-webhook", "")
 	scheme, err := kubescheme.New()
 	if err != nil {
@@ -103,15 +127,25 @@ func Run(ctx context.Context, args []string) error {
 	for path, h := range webhook.Handlers(scheme, o.drivers) {
 		srv.Register(path, h)
 	}
+	workloadAPI := false
 	if o.podGroups {
-		domains, err := domainCache(ctx, o.kubeconfig, scheme)
+		domains, err := domainCache(ctx, restConfig, scheme)
 		if err != nil {
 			return err
 		}
-		srv.Register(webhook.PodGroupPath, webhook.PodGroupHandler(scheme, domains))
+		// Looked up once, as the controller does: the two agree on whether pods join PodGroups or are held for
+		// the controller's clique placement as long as the cluster's API does not change under them.
+		dc, err := discovery.NewDiscoveryClientForConfig(restConfig)
+		if err != nil {
+			return fmt.Errorf("--pod-groups: discovery client: %w", err)
+		}
+		if workloadAPI, err = workloadapi.Served(dc); err != nil {
+			return fmt.Errorf("--pod-groups: %w", err)
+		}
+		srv.Register(webhook.PodGroupPath, webhook.PodGroupHandler(scheme, domains, workloadAPI))
 	}
 	srv.WebhookMux().HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain, "podGroups", o.podGroups)
+	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain, "podGroups", o.podGroups, "workloadAPI", workloadAPI)
 	if err := srv.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("webhook server: %w", err)
 	}
@@ -119,11 +153,7 @@ func Run(ctx context.Context, args []string) error {
 }
 
 // domainCache is a started and synced cache of ComputeDomains, indexed by their workload claim template.
-func domainCache(ctx context.Context, kubeconfig string, scheme *runtime.Scheme) (client.Reader, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--pod-groups: client configuration: %w", err)
-	}
+func domainCache(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (client.Reader, error) {
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{&apiv1beta1.ComputeDomain{}: {}}})
 	if err != nil {
 		return nil, fmt.Errorf("--pod-groups: cache: %w", err)
