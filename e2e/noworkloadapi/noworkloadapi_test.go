@@ -25,30 +25,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/e2e/placement/stories"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
-	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
-// Named timeouts of the suite.
-const (
-	clusterStartTimeout = 2 * time.Minute
-	domainReadyTimeout  = 2 * time.Minute
-)
+// domainReadyTimeout bounds a small domain's formation.
+const domainReadyTimeout = 2 * time.Minute
 
-var (
-	sim      *simcluster.Cluster
-	crClient client.Client
-	applier  *simcluster.Applier
-	repoRoot string
-)
+// pc is the suite's cluster, started by BeforeSuite.
+var pc *stories.Cluster
 
 func TestNoWorkloadAPI(t *testing.T) {
 	ctrllog.SetLogger(klog.Background())
@@ -60,50 +50,56 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	if os.Getenv("E2E_KUBECONFIG") != "" {
 		Skip("this suite starts its own simulated cluster without the Workload API; it does not run against E2E_KUBECONFIG")
 	}
-	var err error
-	repoRoot, err = simcluster.RepoRoot()
-	Expect(err).NotTo(HaveOccurred())
-	By("starting a simulated cluster of one GB200 rack of 4 trays with ComputeDomains and the Workload API off")
-	startCtx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
+	By("starting a simulated cluster of 4 GB200 NVL72 racks × 18 trays with ComputeDomains, the pod-group webhook and the Workload API off")
+	startCtx, cancel := context.WithTimeout(ctx, stories.ClusterStartTimeout)
 	defer cancel()
-	sim, err = simcluster.Start(startCtx, simcluster.Config{
-		Topology:           topology.Topology{Profile: "gb200-nvl72", Racks: 1, NodesPerRack: 4},
-		RunDuration:        2 * time.Second,
-		ComputeDomains:     true,
-		DisableWorkloadAPI: true,
-	})
+	var err error
+	pc, err = stories.Start(startCtx, simcluster.Config{DisableWorkloadAPI: true})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(sim.Stop)
-	scheme, err := kubescheme.New()
-	Expect(err).NotTo(HaveOccurred())
-	crConfig := rest.CopyConfig(sim.RESTConfig())
-	crConfig.ContentType = runtime.ContentTypeJSON
-	crClient, err = client.New(crConfig, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	applier, err = simcluster.NewApplier(sim.RESTConfig())
-	Expect(err).NotTo(HaveOccurred())
-}, NodeTimeout(clusterStartTimeout+30*time.Second))
+	DeferCleanup(pc.Sim.Stop)
+}, NodeTimeout(stories.ClusterStartTimeout+30*time.Second))
+
+// The acceptance stories of the Workload API suite (e2e/placement), here placed by the controller's fallback.
+var _ = stories.PlacementStories(&pc, stories.CliqueFallback, stories.UnmodifiedJob)
 
 var _ = Describe("A ComputeDomain job on a cluster without the Workload API", func() {
-	It("forms its domain from the pods' own clique affinity, and the domain says its placement is not guaranteed and why", func(ctx SpecContext) {
-		_, err := sim.Client().Discovery().ServerResourcesForGroupVersion("scheduling.k8s.io/v1beta1")
+	It("holds NVIDIA's affinity job until all its pods exist, releases them into one clique, forms its domain, and says how it was placed", func(ctx SpecContext) {
+		_, err := pc.Client.Discovery().ServerResourcesForGroupVersion("scheduling.k8s.io/v1beta1")
 		Expect(err).To(HaveOccurred(), "the cluster does not serve the Workload API")
 
-		ns, err := sim.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "no-wl-"}}, metav1.CreateOptions{})
+		ns, err := pc.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "no-wl-"}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		// NVIDIA's manifest: the pods' required pod affinity on the clique label is what keeps them together.
-		_, err = applier.CreateFromFile(ctx, ns.Name, repoRoot+"/demo/computedomain-job.yaml")
+		// NVIDIA's manifest: the pods' required pod affinity on the clique label, and the webhook's hold.
+		_, err = pc.Applier.CreateFromFile(ctx, ns.Name, pc.RepoRoot+"/demo/computedomain-job.yaml")
 		Expect(err).NotTo(HaveOccurred())
+		var cd cdv1beta1.ComputeDomain
 		Eventually(ctx, func(g Gomega) {
-			var cd cdv1beta1.ComputeDomain
-			g.Expect(crClient.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "imex-domain"}, &cd)).To(Succeed())
+			g.Expect(pc.CRClient.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "imex-domain"}, &cd)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionReady)).To(BeTrue(), "Ready: %+v", cd.Status.Conditions)
 			g.Expect(cd.Status.Cliques).To(HaveLen(1))
 			c := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionPlacementGuaranteed)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(c.Reason).To(Equal(cdv1beta1.ComputeDomainReasonWorkloadAPIUnavailable))
-			g.Expect(c.Message).To(ContainSubstring("scheduling.k8s.io/v1beta1"))
+			g.Expect(c.Reason).To(Equal(cdv1beta1.ComputeDomainReasonCliqueAffinity))
+			g.Expect(c.Message).To(ContainSubstring("does not serve the Workload API"))
+		}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+
+		By("every pod was released into the domain's clique, with required node affinity to it")
+		pods, err := pc.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: cdv1beta1.PlacementDomainLabelKey + "=imex-domain"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pods.Items).To(HaveLen(4))
+		for _, p := range pods.Items {
+			Expect(p.Annotations).To(HaveKeyWithValue(cdv1beta1.PlacementCliqueAnnotationKey, cd.Status.Cliques[0].CliqueID))
+			Expect(p.Spec.SchedulingGates).To(BeEmpty())
+			Expect(p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions).To(
+				ContainElement(corev1.NodeSelectorRequirement{Key: cdv1beta1.CliqueNodeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{cd.Status.Cliques[0].CliqueID}}))
+		}
+
+		By("the job ends and frees its trays for the other specs")
+		Eventually(ctx, func(g Gomega) {
+			claims, err := pc.Client.ResourceV1().ResourceClaims(ns.Name).List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(claims.Items).To(BeEmpty())
 		}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 	})
 })

@@ -22,46 +22,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/computedomain-operator/computedomain-operator/e2e/placement/stories"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
-	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
-// Named timeouts of the suite.
-const (
-	// clusterStartTimeout covers starting 72 simulated GB200 trays with the operator.
-	clusterStartTimeout = 3 * time.Minute
-	podStartTimeout     = time.Minute
-	jobTimeout          = 2 * time.Minute
-	// gangBindTimeout covers the scheduler placing a whole gang and binding it.
-	gangBindTimeout = time.Minute
-	// gangHeldTime is how long a gang that cannot be placed is watched staying unbound.
-	gangHeldTime = 3 * time.Second
-)
-
-// racks and traysPerRack are the acceptance topology of issue 14: 4 NVL72 racks of 18 trays.
-const (
-	racks        = 4
-	traysPerRack = 18
-)
-
-// cluster is the suite's simulated cluster and its clients.
-type cluster struct {
-	sim      *simcluster.Cluster
-	client   kubernetes.Interface
-	crClient client.Client
-	applier  *simcluster.Applier
-	repoRoot string
-}
-
-var pc cluster
+// pc is the suite's cluster, started by BeforeSuite.
+var pc *stories.Cluster
 
 func TestPlacement(t *testing.T) {
 	ctrllog.SetLogger(klog.Background())
@@ -73,27 +42,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	if os.Getenv("E2E_KUBECONFIG") != "" {
 		Skip("the placement suite starts its own simulated cluster of 4 racks × 18 trays; it does not run against E2E_KUBECONFIG")
 	}
-	var err error
-	pc.repoRoot, err = simcluster.RepoRoot()
-	Expect(err).NotTo(HaveOccurred())
-	By("starting a simulated cluster of 4 GB200 NVL72 racks × 18 trays with ComputeDomains and the Workload API")
-	startCtx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
+	By("starting a simulated cluster of 4 GB200 NVL72 racks × 18 trays with ComputeDomains, the Workload API and the pod-group webhook")
+	startCtx, cancel := context.WithTimeout(ctx, stories.ClusterStartTimeout)
 	defer cancel()
-	pc.sim, err = simcluster.Start(startCtx, simcluster.Config{
-		Topology:       topology.Topology{Profile: "gb200-nvl72", Racks: racks, NodesPerRack: traysPerRack},
-		RunDuration:    2 * time.Second,
-		ComputeDomains: true,
-	})
+	var err error
+	pc, err = stories.Start(startCtx, simcluster.Config{})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(pc.sim.Stop)
-	pc.client = pc.sim.Client()
-	scheme, err := kubescheme.New()
-	Expect(err).NotTo(HaveOccurred())
-	// Our kinds have no protobuf encoding (the simulated cluster's admin configuration asks for protobuf).
-	crConfig := rest.CopyConfig(pc.sim.RESTConfig())
-	crConfig.ContentType = runtime.ContentTypeJSON
-	pc.crClient, err = client.New(crConfig, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	pc.applier, err = simcluster.NewApplier(pc.sim.RESTConfig())
-	Expect(err).NotTo(HaveOccurred())
-}, NodeTimeout(clusterStartTimeout+30*time.Second))
+	DeferCleanup(pc.Sim.Stop)
+}, NodeTimeout(stories.ClusterStartTimeout+30*time.Second))
+
+// The acceptance stories with an unmodified NVIDIA-style manifest, whose pods the webhook makes join their
+// domain's PodGroup; the first also with a manifest that names the PodGroup itself.
+var _ = stories.PlacementStories(&pc, stories.WorkloadAPI, stories.UnmodifiedJob, stories.GangJob)

@@ -100,13 +100,15 @@ type Timing struct {
 
 // Cluster is a running simulated cluster.
 type Cluster struct {
-	cfg        Config
-	addresses  *addressBlock
-	dir        string
-	ownsDir    bool
-	tb         *componentTB
-	etcd       *embeddedEtcd
-	api        *apiServer
+	cfg       Config
+	addresses *addressBlock
+	dir       string
+	ownsDir   bool
+	tb        *componentTB
+	etcd      *embeddedEtcd
+	api       *apiServer
+	// services relays the API server's connections to Services (webhooks) to their pods.
+	services   *serviceProxy
 	cancel     context.CancelFunc
 	components []*runningComponent
 	client     kubernetes.Interface
@@ -209,12 +211,22 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if c.api, err = startAPIServer(c.tb, c.etcd, cfg.gates(), !cfg.DisableResourceBetaAPIs, audit...); err != nil {
+	if c.services, err = startServiceProxy(c.dir); err != nil {
 		return nil, err
 	}
-	if c.client, err = kubernetes.NewForConfig(c.api.Config); err != nil {
+	egress, err := c.services.egressSelectorFlag(c.dir)
+	if err != nil {
 		return nil, err
 	}
+	if c.api, err = startAPIServer(c.tb, c.etcd, cfg.gates(), !cfg.DisableResourceBetaAPIs, append(audit, egress)...); err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(c.api.Config)
+	if err != nil {
+		return nil, err
+	}
+	c.client = client
+	c.services.setClient(client)
 	c.kubeconfig = filepath.Join(c.dir, "kubeconfig")
 	if err := WriteKubeconfig(c.api.Config, c.kubeconfig); err != nil {
 		return nil, err
@@ -512,6 +524,9 @@ func (c *Cluster) Stop() {
 		}
 		if c.api != nil {
 			c.api.Stop()
+		}
+		if c.services != nil {
+			c.services.close()
 		}
 		if c.tb != nil {
 			c.tb.close()

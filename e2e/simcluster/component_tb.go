@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -155,7 +156,7 @@ func runGuarded(t *componentTB, f func() error) error {
 		finished := false
 		defer func() {
 			if r := recover(); r != nil {
-				done <- fmt.Errorf("%s: panic: %v", t.name, r)
+				done <- fmt.Errorf("%s: panic: %v\n%s", t.name, r, debug.Stack())
 				return
 			}
 			if !finished {

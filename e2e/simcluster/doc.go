@@ -40,8 +40,12 @@
 //     controller creates are of the same image; their daemon runs a stand-in
 //     IMEX with real TCP peers. Other images stay simulated (Config.Images
 //     adds in-process runners). Config.NodeComponents (the test driver)
-//     replace the chart's GPU plugin. The webhook is not run: the API server
-//     cannot call into a simulated pod.
+//     replace the chart's GPU plugin. The webhook (chart value
+//     webhook.enabled) runs from its pod too: the API server's egress
+//     selector sends its calls to a Service's cluster IP through an HTTP
+//     CONNECT proxy that relays them to a ready pod of the Service (there is
+//     no kube-proxy, and EndpointSlices refuse loopback pod addresses); the
+//     chart's serving certificate comes from the pod's secret volume.
 //
 // Binaries of this module link Helm's SDK and with it Go's plugin package,
 // which makes the linker bind every symbol at start; go-nvml needs lazy

@@ -29,6 +29,7 @@ import (
 	cddaemon "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-daemon/app"
 	cdplugin "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-kubelet-plugin/app"
 	cdmetering "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-metering/app"
+	webhookapp "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-webhook/app"
 	gpuapp "github.com/computedomain-operator/computedomain-operator/cmd/gpu-kubelet-plugin/app"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
@@ -45,10 +46,12 @@ const OperatorImageRepository = "ghcr.io/computedomain-operator/computedomain-op
 type Binary func(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error
 
 // Binaries are the operator image's binaries the simulated nodes run from
-// their pods, by name (cmd/<name>). The webhook is missing: the API server
-// cannot call into a simulated pod, so the simulated cluster installs the
-// chart with the webhook off (its default).
+// their pods, by name (cmd/<name>). The API server reaches the webhook's pod
+// through its Service by the simulated service network (serviceProxy).
 var Binaries = map[string]Binary{
+	"compute-domain-webhook": func(ctx context.Context, cfg *rest.Config, args []string, _ map[string]string) error {
+		return webhookapp.RunWithConfig(ctx, cfg, args)
+	},
 	"gpu-kubelet-plugin":            gpuapp.RunWithConfig,
 	"compute-domain-kubelet-plugin": cdplugin.RunWithConfig,
 	"compute-domain-metering":       cdmetering.RunWithConfig,

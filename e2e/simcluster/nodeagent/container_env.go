@@ -116,8 +116,10 @@ func containerMounts(pod *corev1.Pod, c *corev1.Container, root string) (map[str
 			host = filepath.Join(root, v.HostPath.Path)
 		case v.EmptyDir != nil:
 			host = filepath.Join(root, "var/lib/kubelet/pods", string(pod.UID), "volumes/empty-dir", v.Name)
+		case v.Secret != nil:
+			host = secretVolumeDir(root, pod, v.Name)
 		default:
-			return nil, fmt.Errorf("volume %s: only hostPath and emptyDir volumes are supported in the simulated node runtime", v.Name)
+			return nil, fmt.Errorf("volume %s: only hostPath, emptyDir and secret volumes are supported in the simulated node runtime", v.Name)
 		}
 		mounts[m.MountPath] = filepath.Join(host, m.SubPath)
 	}

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,11 @@ func (c *runningContainer) exited() bool {
 func (a *Agent) startContainers(ctx context.Context, key string, st *podState, edits map[string]ContainerEdits) error {
 	if a.cfg.Runtime == nil {
 		return nil
+	}
+	if slices.ContainsFunc(st.pod.Spec.Containers, func(c corev1.Container) bool { return a.cfg.Runtime.Handles(c.Image) }) {
+		if err := a.writeSecretVolumes(ctx, st.pod); err != nil {
+			return err
+		}
 	}
 	saDir := ""
 	for i := range st.pod.Spec.Containers {

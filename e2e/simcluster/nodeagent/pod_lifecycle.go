@@ -131,7 +131,8 @@ func (a *Agent) start(ctx context.Context, key string, st *podState) (time.Durat
 	}
 	st.startedAt = time.Now()
 	startedAt := metav1.NewTime(st.startedAt)
-	if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return runningStatus(p, a.nodeIP, podIP, startedAt) }); err != nil {
+	unready := a.probeReadiness(ctx, pod, podIP)
+	if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return runningStatus(p, a.nodeIP, podIP, startedAt, unready) }); err != nil {
 		return 0, err
 	}
 	klog.FromContext(ctx).V(2).Info("Pod running", "containers", len(edits))

@@ -32,8 +32,9 @@ func containerID(pod *corev1.Pod, name string) string {
 }
 
 // runningStatus is the status of a pod whose containers all started at
-// startedAt, with its own address on a node with the given IP.
-func runningStatus(pod *corev1.Pod, nodeIP, podIP string, startedAt metav1.Time) corev1.PodStatus {
+// startedAt, with its own address on a node with the given IP; the
+// containers named in unready failed their readiness probe.
+func runningStatus(pod *corev1.Pod, nodeIP, podIP string, startedAt metav1.Time, unready map[string]bool) corev1.PodStatus {
 	status := *pod.Status.DeepCopy()
 	status.Phase = corev1.PodRunning
 	status.HostIP = nodeIP
@@ -53,14 +54,18 @@ func runningStatus(pod *corev1.Pod, nodeIP, podIP string, startedAt metav1.Time)
 		})
 	}
 	status.ContainerStatuses = nil
+	ready, reason := corev1.ConditionTrue, ""
 	for _, c := range pod.Spec.Containers {
 		status.ContainerStatuses = append(status.ContainerStatuses, corev1.ContainerStatus{
 			Name: c.Name, Image: c.Image, ImageID: c.Image, ContainerID: containerID(pod, c.Name),
-			Ready: true, Started: ptrTrue(),
+			Ready: !unready[c.Name], Started: ptrTrue(),
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: startedAt}},
 		})
+		if unready[c.Name] {
+			ready, reason = corev1.ConditionFalse, "ContainersNotReady"
+		}
 	}
-	setConditions(&status, startedAt, corev1.ConditionTrue, "")
+	setConditions(&status, startedAt, ready, reason)
 	return status
 }
 

@@ -64,7 +64,7 @@ func summarize(s corev1.PodStatus) statusSummary {
 func TestPodStatusTransitions(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC))
 	running := func(p *corev1.Pod) *corev1.Pod {
-		p.Status = runningStatus(p, "127.0.1.1", "127.1.1.7", now)
+		p.Status = runningStatus(p, "127.0.1.1", "127.1.1.7", now, nil)
 		return p
 	}
 	cases := map[string]struct {
@@ -73,7 +73,7 @@ func TestPodStatusTransitions(t *testing.T) {
 	}{
 		"a started pod is Running and Ready on its own address, keeping PodScheduled": {
 			status: func() corev1.PodStatus {
-				return runningStatus(testPod(corev1.RestartPolicyAlways), "127.0.1.1", "127.1.1.7", now)
+				return runningStatus(testPod(corev1.RestartPolicyAlways), "127.0.1.1", "127.1.1.7", now, nil)
 			},
 			want: statusSummary{Phase: corev1.PodRunning, PodIP: "127.1.1.7", HostIP: "127.0.1.1",
 				Conditions: map[corev1.PodConditionType]corev1.ConditionStatus{
