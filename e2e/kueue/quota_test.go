@@ -19,6 +19,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // quotaStory: team-a and team-b have 4 GPUs each (nvidia.com/gpu, mapped from gpu.nvidia.com) in the cohort
@@ -81,8 +83,41 @@ func quotaStory() {
 		}).WithTimeout(admitTimeout).Should(Succeed())
 	})
 
+	It("refuses what it cannot count: a pod naming a pre-made (shareable) ResourceClaim, and allocationMode All", func(ctx SpecContext) {
+		By("a Job whose pods share one ResourceClaim made beforehand")
+		shared := renamed("demo/kueue/gpu-job.yaml", "shared", func(o *unstructured.Unstructured) {
+			switch o.GetKind() {
+			case "ResourceClaimTemplate":
+				// The template's spec, as a ResourceClaim of its own.
+				spec, _, err := unstructured.NestedMap(o.Object, "spec", "spec")
+				Expect(err).NotTo(HaveOccurred())
+				o.SetKind("ResourceClaim")
+				Expect(unstructured.SetNestedMap(o.Object, spec, "spec")).To(Succeed())
+			case "Job":
+				claims := []any{map[string]any{"name": "gpu", "resourceClaimName": "shared-one-gpu"}}
+				Expect(unstructured.SetNestedSlice(o.Object, claims, "spec", "template", "spec", "resourceClaims")).To(Succeed())
+			}
+		})
+		create(ctx, "team-a", shared)
+		msg := expectHeld(ctx, "team-a", "shared", "does not support use of resource claims")
+		GinkgoWriter.Printf("shared held: %s\n", msg)
+
+		By("a Job whose claim template asks for all GPUs of a node (allocationMode All)")
+		create(ctx, "team-a", renamed("demo/kueue/gpu-job.yaml", "all", func(o *unstructured.Unstructured) {
+			if o.GetKind() != "ResourceClaimTemplate" {
+				return
+			}
+			exactly := map[string]any{"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"}
+			reqs := []any{map[string]any{"name": "gpu", "exactly": exactly}}
+			Expect(unstructured.SetNestedSlice(o.Object, reqs, "spec", "spec", "devices", "requests")).To(Succeed())
+		}))
+		msg = expectHeld(ctx, "team-a", "all", "AllocationMode 'All' is not supported")
+		GinkgoWriter.Printf("all held: %s\n", msg)
+	})
+
 	AfterAll(func(ctx SpecContext) {
-		deleteJobsAndWait(ctx, "team-a", "a1", "a2")
+		Expect(kc.client.ResourceV1().ResourceClaims("team-a").Delete(ctx, "shared-one-gpu", metav1.DeleteOptions{})).To(Succeed())
+		deleteJobsAndWait(ctx, "team-a", "a1", "a2", "shared", "all")
 		deleteJobsAndWait(ctx, "team-b", "b2")
 	})
 }
