@@ -15,13 +15,21 @@
 package computedomain
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 func TestFreeCapacityAndPick(t *testing.T) {
@@ -126,4 +134,141 @@ func nodeSelectorFor(node string) *corev1.NodeSelector {
 	return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
 		{Key: nodeNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{node}},
 	}}}}
+}
+
+// placementFixture is a reconciler of the fallback over a fake API: 3 cliques of 6 nodes, with the GPUs of some
+// nodes allocated, and a domain of 4 nodes whose pods the test creates.
+type placementFixture struct {
+	t      *testing.T
+	r      *Reconciler
+	c      client.Client
+	domain *v1beta1.ComputeDomain
+}
+
+func newPlacementFixture(t *testing.T, busy map[string]int) *placementFixture {
+	t.Helper()
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []client.Object
+	for _, clique := range []string{"a", "b", "c"} {
+		for i := range 6 {
+			name := fmt.Sprintf("%s%d", clique, i)
+			objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{PlacementTopologyKey: clique}}})
+			if i < busy[clique] {
+				objs = append(objs, &resourcev1.ResourceClaim{
+					ObjectMeta: metav1.ObjectMeta{Name: "busy-" + name, Namespace: "other"},
+					Status: resourcev1.ResourceClaimStatus{Allocation: &resourcev1.AllocationResult{
+						Devices:      resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Driver: v1beta1.GPUDriverName, Pool: name, Device: "gpu-0"}}},
+						NodeSelector: nodeSelectorFor(name),
+					}},
+				})
+			}
+		}
+	}
+	cd := utiltesting.MakeComputeDomain("gang", "team-a").Channel("gang-channel").NumNodes(4).Obj()
+	cd.UID = "uid-gang"
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&resourcev1.ResourceClaim{}).Build()
+	r := &Reconciler{client: c, apiReader: c, placementPods: c, cfg: Config{}.WithDefaults()}
+	return &placementFixture{t: t, r: r, c: c, domain: cd}
+}
+
+// pod creates a pod of the domain as the webhook leaves it: held, or released into clique.
+func (f *placementFixture) pod(name, releasedTo string) {
+	f.t.Helper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Labels: map[string]string{v1beta1.PlacementDomainLabelKey: "gang"}}}
+	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
+	p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.CliquePlacementGate}}
+	if releasedTo != "" {
+		p = pinToClique(p, releasedTo)
+	}
+	if err := f.c.Create(context.Background(), p); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// reconcile runs the fallback once and returns the placement it found and where each pod is: its clique, or
+// "held".
+func (f *placementFixture) reconcile() (*membership.Placement, map[string]string) {
+	f.t.Helper()
+	s := &scope{domain: f.domain}
+	if err := f.r.reconcileCliquePlacement(context.Background(), s); err != nil {
+		f.t.Fatal(err)
+	}
+	var pods corev1.PodList
+	if err := f.c.List(context.Background(), &pods); err != nil {
+		f.t.Fatal(err)
+	}
+	where := map[string]string{}
+	for _, p := range pods.Items {
+		switch {
+		case heldForClique(&p):
+			where[p.Name] = "held"
+		default:
+			where[p.Name] = p.Annotations[v1beta1.PlacementCliqueAnnotationKey]
+			terms := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+			if last := terms[0].MatchExpressions[len(terms[0].MatchExpressions)-1]; last.Values[0] != where[p.Name] {
+				f.t.Errorf("pod %s: annotation says clique %s, node affinity %v", p.Name, where[p.Name], last.Values)
+			}
+		}
+	}
+	return s.placement, where
+}
+
+func TestCliquePlacementHoldsUntilAllPodsExistThenReleasesThemIntoTheTightestClique(t *testing.T) {
+	// Free: a 2, b 4, c 5: b holds 4 most tightly.
+	f := newPlacementFixture(t, map[string]int{"a": 4, "b": 2, "c": 1})
+	for i := range 3 {
+		f.pod(fmt.Sprintf("p%d", i), "")
+	}
+	placement, where := f.reconcile()
+	if placement.Reason != v1beta1.ComputeDomainReasonWaitingForPods || len(where) != 3 || where["p0"] != "held" || where["p1"] != "held" || where["p2"] != "held" {
+		t.Fatalf("3 of 4 pods: want all held and WaitingForPods, got %s %v", placement.Reason, where)
+	}
+	f.pod("p3", "")
+	placement, where = f.reconcile()
+	if placement.Reason != v1beta1.ComputeDomainReasonCliqueAffinity || !strings.Contains(placement.Message, "clique b") {
+		t.Errorf("placement %s: %s", placement.Reason, placement.Message)
+	}
+	for p, c := range where {
+		if c != "b" {
+			t.Errorf("pod %s in %q, want every pod released into clique b: %v", p, c, where)
+		}
+	}
+}
+
+// A controller killed after releasing some pods leaves the pick on them: the rest follow into the same clique,
+// though a fresh pick would now choose another (the released pods not yet bound count against their clique).
+func TestCliquePlacementAfterAKillBetweenReleasesFinishesInTheSameClique(t *testing.T) {
+	f := newPlacementFixture(t, map[string]int{"a": 2, "b": 0, "c": 0})
+	f.pod("p0", "b")
+	f.pod("p1", "b")
+	f.pod("p2", "")
+	f.pod("p3", "")
+	// A fresh pick would see a 4, b 4 (6 less 2 released), c 6, and choose a. The reconciler is new, as after a
+	// restart: it holds no pick in memory.
+	_, where := f.reconcile()
+	for p, c := range where {
+		if c != "b" {
+			t.Errorf("pod %s in %q, want the held pods to follow the released ones into b: %v", p, c, where)
+		}
+	}
+}
+
+func TestCliquePlacementKeepsEveryPodHeldWhileNoCliqueHasRoom(t *testing.T) {
+	f := newPlacementFixture(t, map[string]int{"a": 3, "b": 3, "c": 3})
+	for i := range 4 {
+		f.pod(fmt.Sprintf("p%d", i), "")
+	}
+	placement, where := f.reconcile()
+	if placement.Reason != v1beta1.ComputeDomainReasonNoCliqueFree || placement.Unschedulable == "" ||
+		!strings.Contains(placement.Message, "free nodes per clique: a: 3, b: 3, c: 3") {
+		t.Errorf("placement %+v", placement)
+	}
+	for p, c := range where {
+		if c != "held" {
+			t.Errorf("pod %s released into %q while no clique has room", p, c)
+		}
+	}
 }
