@@ -15,6 +15,7 @@
 package kueue
 
 import (
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,6 +29,24 @@ import (
 // Every job is demo/kueue/gpu-job.yaml: 4 pods with one GPU each, charged 4.
 func quotaStory() {
 	const gpu = "nvidia.com/gpu"
+
+	It("maps every GPU and MIG DeviceClass the chart installed, each to its extended resource name where it has one", func(ctx SpecContext) {
+		mappings := deviceClassMappings()
+		classes, err := kc.client.ResourceV1().DeviceClasses().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		seen := 0
+		for _, c := range classes.Items {
+			if c.Name != "gpu.nvidia.com" && !strings.HasPrefix(c.Name, "mig") {
+				continue // the compute-domain classes: see topologyStory
+			}
+			seen++
+			Expect(mappings).To(HaveKey(c.Name), "DeviceClass %s mapped in demo/kueue/controller-config.yaml", c.Name)
+			if c.Spec.ExtendedResourceName != nil {
+				Expect(mappings[c.Name]).To(Equal(*c.Spec.ExtendedResourceName), "DeviceClass %s", c.Name)
+			}
+		}
+		Expect(seen).To(Equal(2+len(migProfiles)), "gpu.nvidia.com, mig.nvidia.com and one class per MIG profile")
+	})
 
 	It("admits a team-a job within its quota and its 4 pods run, charged 4 GPUs", func(ctx SpecContext) {
 		create(ctx, "team-a", renamed("demo/kueue/gpu-job.yaml", "a1", nil))
@@ -120,4 +139,21 @@ func quotaStory() {
 		deleteJobsAndWait(ctx, "team-a", "a1", "a2", "shared", "all")
 		deleteJobsAndWait(ctx, "team-b", "b2")
 	})
+}
+
+// deviceClassMappings reads demo/kueue/controller-config.yaml's deviceClassMappings: DeviceClass to logical resource.
+func deviceClassMappings() map[string]string {
+	GinkgoHelper()
+	objs := decodeFixture("demo/kueue/controller-config.yaml")
+	Expect(objs).To(HaveLen(1))
+	ms, _, err := unstructured.NestedSlice(objs[0].Object, "resources", "deviceClassMappings")
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]string{}
+	for _, m := range ms {
+		mm := m.(map[string]any)
+		for _, c := range mm["deviceClassNames"].([]any) {
+			out[c.(string)] = mm["name"].(string)
+		}
+	}
+	return out
 }
