@@ -25,6 +25,8 @@ record go-benchmarks go test -p 1 -run '^$' -bench . -benchmem -count 5 ./...
 record prepare-over-socket-tmpfs env TMPDIR=/dev/shm go test -p 1 -run '^$' -bench OverSocket -benchtime 2000x ./kubeletplugin/gpu/ ./kubeletplugin/computedomain/
 record scheduler "$sim" bench-scheduler --nodes 500 --pods 1000 --variants gpu,mig --runs 5
 record controller go run ./hack/bench-controller --domains 1000 --nodes 2000
+record placement "$sim" bench-placement --runs 5
+record placement-no-workload-api "$sim" bench-placement --runs 5 --workload-api=false
 record simulator-512 /usr/bin/time -f "peak RSS %M KB, wall %e s" "$sim" up --kubeconfig "$out/.sim512.kubeconfig" --racks 29 --nodes-per-rack 18 --extra "" --exit-when-ready
 rm -f "$out/.sim512.kubeconfig"
 OUT=$out SIMCLUSTER=$sim hack/bench-formation.sh 16 64 256

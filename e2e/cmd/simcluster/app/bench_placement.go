@@ -38,13 +38,33 @@ import (
 // placementVariant is one way to place the same multi-node job: a demo manifest and the names in it.
 type placementVariant struct {
 	name, manifest, domain, job string
+	// elastic leaves the domain's spec.numNodes 0, so the webhook leaves its pods alone.
+	elastic bool
+	// workloadAPI: the variant runs only on a cluster that has the Workload API; fallback only on one without.
+	workloadAPI, fallback bool
 }
 
 var placementVariants = []placementVariant{
-	// NVIDIA's way: required pod affinity on the clique label, no gang.
-	{name: "affinity", manifest: "demo/computedomain-job.yaml", domain: "imex-domain", job: "nccl-job"},
-	// Ours: the domain's PodGroup, a gang of numNodes in one clique.
-	{name: "gang", manifest: "demo/computedomain-gang-job.yaml", domain: "gang-domain", job: "gang-job"},
+	// NVIDIA's way: required pod affinity on the clique label, no gang (and no webhook: numNodes 0).
+	{name: "affinity", manifest: "demo/computedomain-job.yaml", domain: "imex-domain", job: "nccl-job", elastic: true},
+	// Ours: the domain's PodGroup, a gang of numNodes in one clique, named in the pods.
+	{name: "gang", manifest: "demo/computedomain-gang-job.yaml", domain: "gang-domain", job: "gang-job", workloadAPI: true},
+	// An unmodified NVIDIA-style manifest that the webhook joins to the PodGroup.
+	{name: "webhook-gang", manifest: "demo/computedomain-unmodified-job.yaml", domain: "gang-domain", job: "gang-job", workloadAPI: true},
+	// The same without the Workload API: held by the webhook, released into one clique by the controller.
+	{name: "clique-fallback", manifest: "demo/computedomain-unmodified-job.yaml", domain: "gang-domain", job: "gang-job", fallback: true},
+}
+
+// variantsFor are the variants a cluster with or without the Workload API runs.
+func variantsFor(workloadAPI bool) []placementVariant {
+	var out []placementVariant
+	for _, v := range placementVariants {
+		if (v.workloadAPI && !workloadAPI) || (v.fallback && workloadAPI) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // placementRun is one measured placement.
@@ -58,7 +78,9 @@ type placementRun struct {
 }
 
 // runBenchPlacement times Job creation → all pods bound for the same N-node ComputeDomain job placed with
-// NVIDIA's hand-written pod affinity and with the domain's gang PodGroup, on an idle cluster.
+// NVIDIA's hand-written pod affinity and, with the Workload API, with the domain's gang PodGroup (named in the
+// manifest, or set by the webhook), or, without it, by the controller's clique placement fallback, on an idle
+// cluster with the chart's webhook.podGroups on.
 func runBenchPlacement(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simcluster bench-placement", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -73,13 +95,15 @@ func runBenchPlacement(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *nodes < 1 || *nodes > cf.nodesPerRack {
 		return fmt.Errorf("--nodes %d: allowed values are 1 to %d (--nodes-per-rack: the job fits in one rack)", *nodes, cf.nodesPerRack)
 	}
-	if !cf.workloadAPI {
-		return fmt.Errorf("--workload-api=false: the gang variant needs the Workload API")
-	}
 	cfg, err := cf.config()
 	if err != nil {
 		return err
 	}
+	if cfg.ChartValues == nil {
+		cfg.ChartValues = map[string]any{}
+	}
+	cfg.ChartValues["webhook"] = map[string]any{"enabled": true, "podGroups": true}
+	variants := variantsFor(cf.workloadAPI)
 	cfg.RunDuration = 24 * time.Hour // pods run until the run deletes them
 	root, err := simcluster.RepoRoot()
 	if err != nil {
@@ -103,7 +127,7 @@ func runBenchPlacement(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	var results []placementRun
 	for r := range *runs {
-		order := slices.Clone(placementVariants)
+		order := slices.Clone(variants)
 		if r%2 == 1 {
 			slices.Reverse(order)
 		}
@@ -133,7 +157,11 @@ func placeOnce(ctx context.Context, kube kubernetes.Interface, applier *simclust
 	for _, o := range objs {
 		switch o.GetKind() {
 		case "ComputeDomain":
-			err = unstructured.SetNestedField(o.Object, nodes, "spec", "numNodes")
+			numNodes := nodes
+			if v.elastic {
+				numNodes = 0
+			}
+			err = unstructured.SetNestedField(o.Object, numNodes, "spec", "numNodes")
 		case "Job":
 			if err = unstructured.SetNestedField(o.Object, nodes, "spec", "parallelism"); err == nil {
 				err = unstructured.SetNestedField(o.Object, nodes, "spec", "completions")

@@ -48,3 +48,19 @@ func TestWritePlacementTable(t *testing.T) {
 		t.Errorf("a run split over two cliques shows 2 cliques:\n%s", out.String())
 	}
 }
+
+func TestPlacementVariantsPerCluster(t *testing.T) {
+	names := func(vs []placementVariant) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.name)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"affinity", "gang", "webhook-gang"}, names(variantsFor(true))); diff != "" {
+		t.Errorf("with the Workload API (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"affinity", "clique-fallback"}, names(variantsFor(false))); diff != "" {
+		t.Errorf("without the Workload API (-want +got):\n%s", diff)
+	}
+}
