@@ -22,7 +22,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // TestChannelClaimPolicy: a tenant can neither create a claim of the channel class nor a template of it (the
@@ -31,15 +30,7 @@ import (
 // controller creates channel templates; other classes are not affected.
 func TestChannelClaimPolicy(t *testing.T) {
 	env, ctx := installPolicies(t, []string{policyNamespace, "team-a"}, "templates/channel-claim-policy.yaml")
-	as := func(user string) kubernetes.Interface {
-		cfg := rest.CopyConfig(env.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters"}}
-		c, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	as := func(user string) kubernetes.Interface { return impersonating(t, env.Config, user) }
 	const channelClass, msg = "compute-domain-default-channel.nvidia.com", "is handed out through ComputeDomains"
 	tenant := as("alice")
 	lastErr := firstDenial(t, ctx, "a tenant's channel claim", msg, func(ctx context.Context) error {

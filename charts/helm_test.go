@@ -30,6 +30,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
@@ -111,6 +113,19 @@ func named(objs []*unstructured.Unstructured, name string) []*unstructured.Unstr
 		}
 	}
 	return out
+}
+
+// impersonating is a client of cfg acting as user, with the rights of system:masters, so that only admission
+// policies can refuse it.
+func impersonating(t *testing.T, cfg *rest.Config, user string) kubernetes.Interface {
+	t.Helper()
+	cfg = rest.CopyConfig(cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters"}}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // installPolicies starts a real kube-apiserver (stopped at the end of the test), creates the namespaces, and

@@ -22,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
@@ -35,15 +34,7 @@ func TestPodReleasePolicy(t *testing.T) {
 	const ns = "team-a"
 	env, ctx := installPoliciesWith(t, []string{policyNamespace, ns}, []string{"--set", "webhook.enabled=true", "--set", "webhook.podGroups=true"},
 		"templates/pod-release-policy.yaml")
-	as := func(user string) kubernetes.Interface {
-		cfg := rest.CopyConfig(env.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters"}}
-		c, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	as := func(user string) kubernetes.Interface { return impersonating(t, env.Config, user) }
 	admin, controller := as("admin"), as("system:serviceaccount:"+policyNamespace+":compute-domain-controller")
 	heldPod := func(name string, gates ...string) *corev1.Pod {
 		p := &corev1.Pod{

@@ -63,12 +63,8 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 		s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
 	}
 	if !r.workloadAPI && r.placementPods != nil && cd.Spec.NumNodes > 0 {
-		if refusal, err := r.cliqueRefusal(ctx, cd); err != nil {
+		if refused, err := r.refuseBeyondCliques(ctx, s); refused || err != nil {
 			return err
-		} else if refusal != "" {
-			notGuaranteed(v1beta1.ComputeDomainReasonExceedsClique, refusal)
-			s.requeueAfter(refusedRetry)
-			return nil
 		}
 		return r.reconcileCliquePlacement(ctx, s)
 	}
@@ -90,12 +86,8 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		// Refused before anything is created: a gang that no clique can hold would wait forever.
-		if refusal, err := r.cliqueRefusal(ctx, cd); err != nil {
+		if refused, err := r.refuseBeyondCliques(ctx, s); refused || err != nil {
 			return err
-		} else if refusal != "" {
-			notGuaranteed(v1beta1.ComputeDomainReasonExceedsClique, refusal)
-			s.requeueAfter(refusedRetry)
-			return nil
 		}
 		// The cache holds only the controller's PodGroups: a foreign one of that name shows only live.
 		if existing, err = r.createUnlessLive(ctx, DomainGang(cd).PodGroup(), workloadapi.NewPodGroup()); err != nil {
@@ -147,6 +139,18 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 			cd.Spec.NumNodes, key, c.Reason, c.Message)
 	}
 	return nil
+}
+
+// refuseBeyondCliques says ExceedsClique, and looks again later, when the domain's spec.numNodes does not fit
+// in any clique; it tells whether it did.
+func (r *Reconciler) refuseBeyondCliques(ctx context.Context, s *scope) (bool, error) {
+	refusal, err := r.cliqueRefusal(ctx, s.domain)
+	if err != nil || refusal == "" {
+		return false, err
+	}
+	s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonExceedsClique, Message: refusal}
+	s.requeueAfter(refusedRetry)
+	return true, nil
 }
 
 // restoreMinCount sets the controller's PodGroup back to the domain's gang size (minCount is the one field
