@@ -16,35 +16,24 @@ package kueue
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
-)
-
-var (
-	workloads     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
-	clusterQueues = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	"github.com/computedomain-operator/computedomain-operator/e2e/tenants"
 )
 
 // decodeFixture reads a demo manifest.
 func decodeFixture(manifest string) []*unstructured.Unstructured {
 	GinkgoHelper()
-	data, err := os.ReadFile(filepath.Join(kc.repoRoot, manifest))
-	Expect(err).NotTo(HaveOccurred())
-	objs, err := simcluster.DecodeManifests(data)
+	objs, err := tenants.DecodeFixture(kc.repoRoot, manifest)
 	Expect(err).NotTo(HaveOccurred())
 	return objs
 }
@@ -66,36 +55,7 @@ func create(ctx context.Context, ns string, objs []*unstructured.Unstructured) {
 func renamed(manifest, name string, edit func(o *unstructured.Unstructured)) []*unstructured.Unstructured {
 	GinkgoHelper()
 	objs := decodeFixture(manifest)
-	templates := map[string]string{}
-	for _, o := range objs {
-		if o.GetKind() == "ResourceClaimTemplate" {
-			templates[o.GetName()] = name + "-" + o.GetName()
-			o.SetName(templates[o.GetName()])
-		}
-	}
-	for _, o := range objs {
-		if o.GetKind() != "Job" {
-			continue
-		}
-		o.SetName(name)
-		claims, _, err := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "resourceClaims")
-		Expect(err).NotTo(HaveOccurred())
-		for _, c := range claims {
-			m, ok := c.(map[string]any)
-			Expect(ok).To(BeTrue())
-			if t, ok := m["resourceClaimTemplateName"].(string); ok && templates[t] != "" {
-				m["resourceClaimTemplateName"] = templates[t]
-			}
-		}
-		if claims != nil {
-			Expect(unstructured.SetNestedSlice(o.Object, claims, "spec", "template", "spec", "resourceClaims")).To(Succeed())
-		}
-	}
-	for _, o := range objs {
-		if edit != nil {
-			edit(o)
-		}
-	}
+	Expect(tenants.Rename(objs, name, edit)).To(Succeed())
 	return objs
 }
 
@@ -108,31 +68,17 @@ func job(g Gomega, ctx context.Context, ns, name string) *batchv1.Job {
 
 // workload is the Kueue Workload of a Job (Kueue labels it with the Job's UID).
 func workload(g Gomega, ctx context.Context, ns, jobName string) *unstructured.Unstructured {
-	j := job(g, ctx, ns, jobName)
-	list, err := kc.dynamic.Resource(workloads).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "kueue.x-k8s.io/job-uid=" + string(j.UID)})
+	wl, _, err := tenants.JobWorkload(ctx, kc.client, kc.dynamic, ns, jobName)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(list.Items).To(HaveLen(1), "one Workload for Job %s/%s", ns, jobName)
-	return &list.Items[0]
+	return wl
 }
 
 // condition is a Workload's condition of type t (nil when it has none).
 func condition(wl *unstructured.Unstructured, t string) *metav1.Condition {
-	conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != t {
-			continue
-		}
-		out := &metav1.Condition{Type: t}
-		out.Status = metav1.ConditionStatus(fmt.Sprint(m["status"]))
-		out.Reason, _ = m["reason"].(string)
-		out.Message, _ = m["message"].(string)
-		return out
-	}
-	return nil
+	return tenants.Condition(wl, t)
 }
 
-func isTrue(c *metav1.Condition) bool { return c != nil && c.Status == metav1.ConditionTrue }
+func isTrue(c *metav1.Condition) bool { return tenants.IsTrue(c) }
 
 // expectAdmitted waits until Kueue admits the Job's Workload and the Job controller, unsuspended, made its pods.
 func expectAdmitted(ctx context.Context, ns, jobName string) {
@@ -209,6 +155,12 @@ func deleteJobsAndWait(ctx context.Context, ns string, names ...string) {
 	for _, n := range names {
 		deleteJob(ctx, ns, n)
 	}
+	jobsGone(ctx, ns, names...)
+}
+
+// jobsGone waits until the pods of deleted Jobs and the claims of their namespace are gone.
+func jobsGone(ctx context.Context, ns string, names ...string) {
+	GinkgoHelper()
 	Eventually(ctx, func(g Gomega) {
 		for _, n := range names {
 			pods, err := kc.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + n})
@@ -221,30 +173,15 @@ func deleteJobsAndWait(ctx context.Context, ns string, names ...string) {
 	}).WithTimeout(podStartTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
-// usage is a ClusterQueue's flavorsUsage of one resource in flavor "gpus" (total, borrowed) as Kueue reports it.
+// usage is a ClusterQueue's flavorsUsage of one resource (total, borrowed) as Kueue reports it.
 func usage(g Gomega, ctx context.Context, cq, res string) (total, borrowed int64) {
-	obj, err := kc.dynamic.Resource(clusterQueues).Get(ctx, cq, metav1.GetOptions{})
+	total, borrowed, err := tenants.QueueUsage(ctx, kc.dynamic, cq, res)
 	g.Expect(err).NotTo(HaveOccurred())
-	flavors, _, _ := unstructured.NestedSlice(obj.Object, "status", "flavorsUsage")
-	for _, f := range flavors {
-		fm, _ := f.(map[string]any)
-		resources, _ := fm["resources"].([]any)
-		for _, r := range resources {
-			rm, _ := r.(map[string]any)
-			if rm["name"] != res {
-				continue
-			}
-			return quantity(g, rm["total"]), quantity(g, rm["borrowed"])
-		}
-	}
-	return 0, 0
+	return total, borrowed
 }
 
 func quantity(g Gomega, v any) int64 {
-	if v == nil {
-		return 0
-	}
-	q, err := resource.ParseQuantity(fmt.Sprint(v))
+	q, err := tenants.Quantity(v)
 	g.Expect(err).NotTo(HaveOccurred())
-	return q.Value()
+	return q
 }

@@ -21,10 +21,12 @@ import (
 )
 
 // The stories share one cluster and one Kueue, in this order: quota on our DeviceClasses with borrowing, MIG per
-// profile and by memory slices (Kueue's DRA quota on), then topology-aware scheduling of a ComputeDomain job
+// profile and by memory slices, the two teams' bill from the metering component (Kueue's DRA quota on), then
+// topology-aware scheduling of a ComputeDomain job
 // (after Kueue's restart with DRA quota off, which a ComputeDomain job needs).
 var _ = Describe("Kueue "+simcluster.KueueVersion+" on our DeviceClasses (2 GB200 NVL72 racks × 18 trays, one A100-40GB MIG node)", Ordered, func() {
 	Describe("Quota on our DeviceClasses: two teams in one cohort", Ordered, quotaStory)
 	Describe("MIG quota: per profile class, and by memory slices", Ordered, migStory)
+	Describe("Two teams, a borrowing job, a refused cross-team time-slicing claim and the bill", Ordered, tenantsStory)
 	Describe("Topology-aware scheduling of a ComputeDomain job on the NVLink clique", Ordered, topologyStory)
 })

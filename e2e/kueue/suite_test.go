@@ -43,6 +43,8 @@ const (
 	// admitTimeout covers Kueue admitting (or evicting) a workload and the Job controller acting on it.
 	admitTimeout    = 30 * time.Second
 	podStartTimeout = time.Minute
+	// meteringTimeout covers a helm upgrade that starts the metering pod, and its restart.
+	meteringTimeout = 2 * time.Minute
 	// heldTime is how long a workload Kueue should not admit is watched staying held.
 	heldTime = 3 * time.Second
 	// jobRunTime keeps Job pods running for the whole suite: quota is given back by deleting Jobs, never by

@@ -1,0 +1,81 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package tenants
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/computedomain-operator/computedomain-operator/metering"
+)
+
+// Measured is the sum of the measured intervals of a team (job "" for all its jobs) in seconds: device-seconds,
+// one GPU per claim.
+func (r *Result) Measured(team, job string) float64 {
+	sum := 0.0
+	for _, iv := range r.Intervals {
+		if iv.Team == team && (job == "" || iv.Job == job) {
+			sum += iv.Seconds()
+		}
+	}
+	return sum
+}
+
+// BilledJob is what the report bills for the claims the story measured for a job: how many report intervals
+// they have (one each, or the job is billed twice or not at all) and their device-seconds.
+func (r *Result) BilledJob(job string) (intervals int, seconds float64) {
+	claims := map[string]bool{}
+	for _, iv := range r.Intervals {
+		if iv.Job == job {
+			claims[iv.ClaimUID] = true
+		}
+	}
+	for _, iv := range r.Report.Intervals {
+		if claims[iv.ClaimUID] {
+			intervals++
+			seconds += iv.Seconds
+		}
+	}
+	return intervals, seconds
+}
+
+// WriteBill prints the bill next to the measured intervals: a line per job, then per team the report's total.
+func (r *Result) WriteBill(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "TEAM\tNAMESPACE\tJOB\tCLAIMS BILLED\tMEASURED DEVICE-SECONDS\tBILLED DEVICE-SECONDS\tNOTE")
+	jobs := map[string]Interval{}
+	for _, iv := range r.Intervals {
+		jobs[iv.Job] = iv
+	}
+	names := make([]string, 0, len(jobs))
+	for j := range jobs {
+		names = append(names, j)
+	}
+	sort.Slice(names, func(i, k int) bool {
+		a, b := jobs[names[i]], jobs[names[k]]
+		return a.Team < b.Team || a.Team == b.Team && a.Job < b.Job
+	})
+	notes := map[string]string{JobWithinQuota: "within quota", JobBorrowing: fmt.Sprintf("borrowed %d from team-b, then preempted", r.Borrowed), JobReclaim: "reclaimed its quota"}
+	for _, j := range names {
+		n, billed := r.BilledJob(j)
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.3f\t%.3f\t%s\n", jobs[j].Team, jobs[j].Namespace, j, n, r.Measured(jobs[j].Team, j), billed, notes[j])
+	}
+	for _, team := range []string{TeamA, TeamB} {
+		_, _ = fmt.Fprintf(tw, "%s\t%s\ttotal\t\t%.3f\t%.3f\treport, %s\n", team, Namespace(team), r.Measured(team, ""), Billed(r.Report, team, metering.DeviceSeconds), GPUClass)
+	}
+	return tw.Flush()
+}
