@@ -151,6 +151,10 @@ lint: $(GOLANGCI_LINT) ## golangci-lint over both modules.
 demo: $(BIN)/simcluster ## Start the embedded simulated GPU cluster, run the demo scenario, print the result.
 	$(BIN)/simcluster demo
 
+.PHONY: demo-tenants
+demo-tenants: $(BIN)/simcluster kueue ## Two teams on a simulated cluster with Kueue: quotas, borrowing, the sharing policy, the metering bill.
+	$(BIN)/simcluster demo-tenants
+
 .PHONY: up
 up: $(BIN)/simcluster ## A simulated multi-rack GB200 cluster until Ctrl-C; kubeconfig in bin/simcluster.kubeconfig.
 	$(BIN)/simcluster up --kubeconfig $(BIN)/simcluster.kubeconfig

@@ -15,10 +15,13 @@
 package tenants
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"text/tabwriter"
+	"time"
 
 	"github.com/computedomain-operator/computedomain-operator/metering"
 )
@@ -51,6 +54,47 @@ func (r *Result) BilledJob(job string) (intervals int, seconds float64) {
 		}
 	}
 	return intervals, seconds
+}
+
+// Check compares the bill with the measured intervals: every measured claim is billed once, to the team of the
+// job that held it, in gpu.nvidia.com device-seconds, each job's and each team's device-seconds within tolerance
+// (one pull interval) of what was measured.
+func (r *Result) Check(tolerance time.Duration) error {
+	var errs []error
+	team := map[string]string{}
+	for _, iv := range r.Intervals {
+		team[iv.ClaimUID] = iv.Team
+	}
+	for _, iv := range r.Report.Intervals {
+		if t, ok := team[iv.ClaimUID]; !ok || t != iv.Team || iv.DeviceClass != GPUClass {
+			errs = append(errs, fmt.Errorf("report interval of claim %s/%s billed to team %q, class %s: the story measured it for team %q (class %s)", iv.Namespace, iv.Claim, iv.Team, iv.DeviceClass, t, GPUClass))
+		}
+	}
+	jobs := map[string]string{}
+	for _, iv := range r.Intervals {
+		jobs[iv.Job] = iv.Team
+	}
+	for job, t := range jobs {
+		claims := 0
+		for _, iv := range r.Intervals {
+			if iv.Job == job {
+				claims++
+			}
+		}
+		n, billed := r.BilledJob(job)
+		if n != claims {
+			errs = append(errs, fmt.Errorf("job %s: %d report intervals for its %d claims, want one each", job, n, claims))
+		}
+		if m := r.Measured(t, job); math.Abs(billed-m) >= tolerance.Seconds() {
+			errs = append(errs, fmt.Errorf("job %s: billed %.3f device-seconds, measured %.3f: more than %s apart", job, billed, m, tolerance))
+		}
+	}
+	for _, t := range []string{TeamA, TeamB} {
+		if billed, m := Billed(r.Report, t, metering.DeviceSeconds), r.Measured(t, ""); math.Abs(billed-m) >= tolerance.Seconds() {
+			errs = append(errs, fmt.Errorf("team %s: billed %.3f device-seconds, measured %.3f: more than %s apart", t, billed, m, tolerance))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // WriteBill prints the bill next to the measured intervals: a line per job, then per team the report's total.

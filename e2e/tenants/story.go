@@ -147,7 +147,7 @@ func (s *Story) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.step("while the metering pod %s is gone, team-b submits %s and takes its quota back", old, JobReclaim)
+	s.step("right after the metering pod %s is deleted, team-b submits %s and takes its quota back", old, JobReclaim)
 	if err := s.submit(ctx, tr, TeamB, JobReclaim); err != nil {
 		return nil, err
 	}

@@ -73,42 +73,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	timeout := fs.Duration("step-timeout", time.Minute, "how long one demo step may take")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := cf.config()
+	ctx, d, err := startDemo(ctx, fs, &cf, args, stdout, stderr)
 	if err != nil {
 		return err
-	}
-	root, err := simcluster.RepoRoot()
-	if err != nil {
-		return err
-	}
-	ctx = withLogger(ctx, cf.logger(stderr))
-	d := &demo{out: stdout, start: time.Now(), root: root, timeout: *timeout}
-
-	d.progress("starting a simulated cluster: %d racks x %d %s, extra %q", cf.racks, cf.nodesPerRack, cf.profile, cf.extra)
-	d.cluster, err = simcluster.Start(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("start cluster: %w", err)
 	}
 	defer stopQuietly(d.cluster)
-	// The demo's own clients do not print API deprecation warnings (the
-	// Workload API's PodGroup v1beta1 has one) between the progress lines.
-	restConfig := d.cluster.RESTConfig()
-	restConfig.WarningHandler = rest.NoWarnings{}
-	d.restConfig = restConfig
-	if d.client, err = kubernetes.NewForConfig(restConfig); err != nil {
-		return err
-	}
-	if d.applier, err = simcluster.NewApplier(restConfig); err != nil {
-		return err
-	}
-	var phases []string
-	for _, t := range d.cluster.Timings() {
-		phases = append(phases, fmt.Sprintf("%s %.2fs", t.Phase, t.Duration.Seconds()))
-	}
-	d.progress("cluster ready: %d nodes (%s); %s", len(d.cluster.Nodes()), describeNodes(d.cluster.Nodes()), strings.Join(phases, ", "))
+	d.timeout = *timeout
 	install, err := describeInstall(ctx, d.client)
 	if err != nil {
 		return err
@@ -128,6 +98,48 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	d.printTable()
 	d.progress("demo finished successfully")
 	return nil
+}
+
+// startDemo parses a demo's flags, starts the simulated cluster they describe with the demo's clients, and says
+// so; the caller stops d.cluster.
+func startDemo(ctx context.Context, fs *flag.FlagSet, cf *clusterFlags, args []string, stdout, stderr io.Writer) (context.Context, *demo, error) {
+	if err := fs.Parse(args); err != nil {
+		return ctx, nil, err
+	}
+	cfg, err := cf.config()
+	if err != nil {
+		return ctx, nil, err
+	}
+	root, err := simcluster.RepoRoot()
+	if err != nil {
+		return ctx, nil, err
+	}
+	ctx = withLogger(ctx, cf.logger(stderr))
+	d := &demo{out: stdout, start: time.Now(), root: root}
+
+	d.progress("starting a simulated cluster: %d racks x %d %s, extra %q", cf.racks, cf.nodesPerRack, cf.profile, cf.extra)
+	d.cluster, err = simcluster.Start(ctx, cfg)
+	if err != nil {
+		return ctx, nil, fmt.Errorf("start cluster: %w", err)
+	}
+	// The demo's own clients do not print API deprecation warnings (the
+	// Workload API's PodGroup v1beta1 has one) between the progress lines.
+	restConfig := d.cluster.RESTConfig()
+	restConfig.WarningHandler = rest.NoWarnings{}
+	d.restConfig = restConfig
+	if d.client, err = kubernetes.NewForConfig(restConfig); err == nil {
+		d.applier, err = simcluster.NewApplier(restConfig)
+	}
+	if err != nil {
+		stopQuietly(d.cluster)
+		return ctx, nil, err
+	}
+	var phases []string
+	for _, t := range d.cluster.Timings() {
+		phases = append(phases, fmt.Sprintf("%s %.2fs", t.Phase, t.Duration.Seconds()))
+	}
+	d.progress("cluster ready: %d nodes (%s); %s", len(d.cluster.Nodes()), describeNodes(d.cluster.Nodes()), strings.Join(phases, ", "))
+	return ctx, d, nil
 }
 
 // gpuClaim: a pod with one GPU reaches Running with its CDI edits.

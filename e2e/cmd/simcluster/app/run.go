@@ -38,6 +38,7 @@ const usage = `usage: simcluster <command> [flags]
 commands:
   up     start a simulated GPU cluster, write a kubeconfig, serve until SIGINT/SIGTERM
   demo   start a cluster, run the demo scenario, print timings and a final table
+  demo-tenants  start a cluster with Kueue (bin/kueue), run the two-team story: quotas, borrowing, the sharing policy, the bill
   bench-formation  time ComputeDomain formation and count our components' API writes
   bench-plot       draw bench-formation --json results as a PNG
   bench-scheduler  kube-scheduler throughput with our GPU plugin's ResourceSlices against minimal ones
@@ -51,13 +52,15 @@ Set SIMCLUSTER_KLOG=<verbosity> to see the control plane's own logs.`
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		_, _ = fmt.Fprintln(stderr, usage)
-		return errors.New("no command given: allowed commands are up, demo, bench-formation, bench-scheduler, bench-placement, bench-plot")
+		return errors.New("no command given: allowed commands are up, demo, demo-tenants, bench-formation, bench-scheduler, bench-placement, bench-plot")
 	}
 	switch args[0] {
 	case "up":
 		return runUp(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
+	case "demo-tenants":
+		return runDemoTenants(ctx, args[1:], stdout, stderr)
 	case "bench-formation":
 		return runBenchFormation(ctx, args[1:], stdout, stderr)
 	case "bench-plot":
@@ -71,7 +74,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	default:
 		_, _ = fmt.Fprintln(stderr, usage)
-		return fmt.Errorf("unknown command %q: allowed commands are up, demo, bench-formation, bench-scheduler, bench-placement, bench-plot", args[0])
+		return fmt.Errorf("unknown command %q: allowed commands are up, demo, demo-tenants, bench-formation, bench-scheduler, bench-placement, bench-plot", args[0])
 	}
 }
 
