@@ -15,7 +15,9 @@
 package simcluster
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,6 +29,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 )
 
 // versionProxy is a loopback HTTP proxy to the cluster's API server that
@@ -69,6 +72,14 @@ func startVersionProxy(cfg *rest.Config) (*versionProxy, error) {
 		Transport: transport,
 		// Watches stream.
 		FlushInterval: -1,
+		// Kueue's watches end with a canceled request when it stops: not an error worth a line after a demo's
+		// last one.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if !errors.Is(err, context.Canceled) {
+				klog.FromContext(r.Context()).Error(err, "Proxying a Kueue request to the API server failed", "path", r.URL.Path)
+			}
+			w.WriteHeader(http.StatusBadGateway)
+		},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
