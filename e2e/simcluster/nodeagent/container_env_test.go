@@ -15,11 +15,13 @@
 package nodeagent
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 func daemonPod() *corev1.Pod {
@@ -95,8 +97,8 @@ func TestContainerView(t *testing.T) {
 
 func TestContainerViewRefusesWhatANodeCannotResolve(t *testing.T) {
 	cases := map[string]func(*corev1.Pod){
-		"a secret volume": func(p *corev1.Pod) {
-			p.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}
+		"a configMap volume": func(p *corev1.Pod) {
+			p.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}}
 		},
 		"an unknown field path": func(p *corev1.Pod) {
 			p.Spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath = "metadata.labels['x']"
@@ -180,5 +182,43 @@ func TestMountParentNeedsOneHostDirectory(t *testing.T) {
 	mounts := map[string]string{"/host/dev": "/n1/dev", "/host/etc": "/elsewhere/etc"}
 	if got := mapPath(mounts, "/host"); got != "/host" {
 		t.Errorf("mapPath(/host) = %s, want /host unchanged: its mounts come from two host directories", got)
+	}
+}
+
+func TestSecretFiles(t *testing.T) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tls"}, Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k")}}
+	all, err := secretFiles("certs", &corev1.SecretVolumeSource{SecretName: "tls"}, secret)
+	if err != nil || len(all) != 2 || string(all["tls.key"]) != "k" {
+		t.Errorf("every key a file: %v %v", all, err)
+	}
+	items, err := secretFiles("certs", &corev1.SecretVolumeSource{SecretName: "tls", Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "dir/cert.pem"}}}, secret)
+	if err != nil || len(items) != 1 || string(items["dir/cert.pem"]) != "c" {
+		t.Errorf("items at their paths: %v %v", items, err)
+	}
+	if _, err := secretFiles("certs", &corev1.SecretVolumeSource{Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca"}}}, secret); err == nil || !strings.Contains(err.Error(), `items[0].key "ca.crt"`) {
+		t.Errorf("a missing key: %v, want an error naming the item", err)
+	}
+	if _, err := secretFiles("certs", &corev1.SecretVolumeSource{Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "../escape"}}}, secret); err == nil || !strings.Contains(err.Error(), "items[0].path") {
+		t.Errorf("a path out of the volume: %v, want an error naming the item", err)
+	}
+	optional := true
+	if files, err := secretFiles("certs", &corev1.SecretVolumeSource{Optional: &optional, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca"}}}, secret); err != nil || len(files) != 0 {
+		t.Errorf("an optional volume's missing key is left out: %v %v", files, err)
+	}
+}
+
+func TestProbeURL(t *testing.T) {
+	c := &corev1.Container{Name: "webhook", Ports: []corev1.ContainerPort{{Name: "https", ContainerPort: 9443}}}
+	c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("https"), Scheme: corev1.URISchemeHTTPS}}}
+	if got, err := probeURL(c, "127.1.4.1"); err != nil || got != "https://127.1.4.1:9443/healthz" {
+		t.Errorf("named port: %q %v", got, err)
+	}
+	c.ReadinessProbe.HTTPGet.Port, c.ReadinessProbe.HTTPGet.Scheme = intstr.FromInt32(8081), ""
+	if got, err := probeURL(c, "127.1.4.1"); err != nil || got != "http://127.1.4.1:8081/healthz" {
+		t.Errorf("numbered port: %q %v", got, err)
+	}
+	c.ReadinessProbe.HTTPGet.Port = intstr.FromString("probes")
+	if _, err := probeURL(c, "127.1.4.1"); err == nil || !strings.Contains(err.Error(), `readinessProbe.httpGet.port "probes"`) {
+		t.Errorf("an unknown port name: %v, want an error naming the field", err)
 	}
 }
