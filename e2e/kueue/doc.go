@@ -13,8 +13,9 @@
 // limitations under the License.
 
 // Package kueue is the end-to-end suite of Kueue v0.17.0 on our DeviceClasses (issues 14 and 15): quota per
-// DeviceClass with borrowing inside a cohort, MIG charged per profile and by memory slices, and topology-aware
-// scheduling of a ComputeDomain job on the NVLink clique label. Kueue runs as its own process (bin/kueue, `make
+// DeviceClass with borrowing inside a cohort, MIG charged per profile and by memory slices, the two-team story of
+// e2e/tenants (borrowing, the sharing policy, the metering bill across its restart; also `make demo-tenants`),
+// and topology-aware scheduling of a ComputeDomain job on the NVLink clique label. Kueue runs as its own process (bin/kueue, `make
 // kueue`) against a simulated cluster of 2 GB200 NVL72 racks of 18 trays and one MIG-enabled A100 node; the
 // suite applies demo/kueue/*.yaml. It runs in a test binary of its own because one simulated cluster runs per
 // process. docs/kueue.md reads its outcomes.

@@ -33,16 +33,17 @@ import (
 func tenantsStory() {
 	// pullInterval is the metering component's pull interval: the bill's tolerance.
 	const pullInterval = time.Second
-	story := func() *tenants.Story {
-		return &tenants.Story{
+	var story *tenants.Story
+	BeforeAll(func() {
+		story = &tenants.Story{
 			Cluster: kc.sim, Client: kc.client, Dynamic: kc.dynamic, Applier: kc.applier, RepoRoot: kc.repoRoot,
 			PullInterval: pullInterval, Hold: 2 * time.Second, Timeout: meteringTimeout,
 			Step: func(msg string) { By(msg) },
 		}
-	}
+	})
 
 	It("bills team-a its own and its borrowed GPUs and team-b its reclaimed ones, as measured within one pull interval, across a metering restart; refuses cross-team time-slicing", func(ctx SpecContext) {
-		res, err := story().Run(ctx)
+		res, err := story.Run(ctx)
 		Expect(err).NotTo(HaveOccurred())
 
 		var bill bytes.Buffer
@@ -74,7 +75,7 @@ func tenantsStory() {
 	})
 
 	AfterAll(func(ctx SpecContext) {
-		Expect(story().Cleanup(ctx)).To(Succeed())
+		Expect(story.Cleanup(ctx)).To(Succeed())
 		jobsGone(ctx, "team-a", tenants.JobWithinQuota, tenants.JobBorrowing)
 		jobsGone(ctx, "team-b", tenants.JobReclaim)
 	})

@@ -74,6 +74,9 @@ type Story struct {
 	Timeout time.Duration
 	// Step reports each step as it starts, and what it found.
 	Step func(msg string)
+
+	// sharedNamespace is the namespace of no team the story made.
+	sharedNamespace string
 }
 
 // Result is what the story did and what the bill says.
@@ -192,6 +195,7 @@ func (s *Story) sharing(ctx context.Context, res *Result) error {
 		return fmt.Errorf("create a namespace of no team: %w", err)
 	}
 	shared := ns.Name
+	s.sharedNamespace = shared
 	err = s.poll(ctx, "the sharing policy refuses a time-slicing claim in "+shared, func(ctx context.Context) (bool, error) {
 		_, err := s.Client.ResourceV1().ResourceClaims(shared).Create(ctx, TimeSlicedClaim("shared-gpu"), metav1.CreateOptions{})
 		if err == nil {
@@ -229,14 +233,8 @@ func (s *Story) Cleanup(ctx context.Context) error {
 		errs = append(errs, ignoreNotFound(s.Client.BatchV1().Jobs(Namespace(j[0])).Delete(ctx, j[1], metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})))
 	}
 	errs = append(errs, ignoreNotFound(s.Client.ResourceV1().ResourceClaims(Namespace(TeamA)).Delete(ctx, "shared-gpu", metav1.DeleteOptions{})))
-	nss, err := s.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	errs = append(errs, err)
-	if err == nil {
-		for _, n := range nss.Items {
-			if strings.HasPrefix(n.Name, "shared-") {
-				errs = append(errs, s.Client.CoreV1().Namespaces().Delete(ctx, n.Name, metav1.DeleteOptions{}))
-			}
-		}
+	if s.sharedNamespace != "" {
+		errs = append(errs, ignoreNotFound(s.Client.CoreV1().Namespaces().Delete(ctx, s.sharedNamespace, metav1.DeleteOptions{})))
 	}
 	errs = append(errs, s.Cluster.UpgradeOperator(ctx, OffValues()))
 	return errors.Join(errs...)
