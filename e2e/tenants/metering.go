@@ -31,6 +31,9 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/metering"
 )
 
+// MeteringDeployment is the chart's metering Deployment.
+const MeteringDeployment = "compute-domain-metering"
+
 // MeteringPodSelector selects the chart's metering pod.
 const MeteringPodSelector = "app.kubernetes.io/name=compute-domain-metering"
 

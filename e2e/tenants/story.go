@@ -146,11 +146,11 @@ func (s *Story) Run(ctx context.Context) (*Result, error) {
 	}
 	s.step("the metering pod bills team-a %.3f device-seconds so far, %d intervals open", Billed(res.BeforeRestart, TeamA, metering.DeviceSeconds), 2*jobPods)
 
-	old, err := s.restartMetering(ctx)
+	old, err := s.scaleMetering(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
-	s.step("right after the metering pod %s is deleted, team-b submits %s and takes its quota back", old, JobReclaim)
+	s.step("while it is down, team-b submits %s and takes its quota back", JobReclaim)
 	if err := s.submit(ctx, tr, TeamB, JobReclaim); err != nil {
 		return nil, err
 	}
@@ -161,6 +161,9 @@ func (s *Story) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	s.step("%s preempted (%s), its GPUs unprepared; team-a keeps %s", JobBorrowing, res.Preemption, JobWithinQuota)
+	if _, err := s.scaleMetering(ctx, 1); err != nil {
+		return nil, err
+	}
 	if server, err = s.meteringURL(ctx, old); err != nil {
 		return nil, err
 	}
@@ -311,18 +314,45 @@ func (s *Story) preempted(ctx context.Context, team, name string) (string, error
 	return reason, err
 }
 
-// restartMetering deletes the metering pod (its Deployment makes a new one) and returns the old pod's name.
-func (s *Story) restartMetering(ctx context.Context) (string, error) {
-	pods, err := s.Client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: MeteringPodSelector})
+// scaleMetering scales the metering Deployment to replicas and waits until that many of its pods run (and none
+// is left terminating): a stop (0) and a restart (1) of the component. It returns the name of the pod that ran
+// before.
+func (s *Story) scaleMetering(ctx context.Context, replicas int32) (string, error) {
+	deployments := s.Client.AppsV1().Deployments(simcluster.OperatorNamespace)
+	var before string
+	if pods, err := s.Client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: MeteringPodSelector}); err == nil && len(pods.Items) == 1 {
+		before = pods.Items[0].Name
+	}
+	scale, err := deployments.GetScale(ctx, MeteringDeployment, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("scale of deployment %s: %w", MeteringDeployment, err)
+	}
+	scale.Spec.Replicas = replicas
+	if _, err := deployments.UpdateScale(ctx, MeteringDeployment, scale, metav1.UpdateOptions{}); err != nil {
+		return "", fmt.Errorf("scale deployment %s to %d: %w", MeteringDeployment, replicas, err)
+	}
+	err = s.poll(ctx, fmt.Sprintf("%d metering pods", replicas), func(ctx context.Context) (bool, error) {
+		pods, err := s.Client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: MeteringPodSelector})
+		if err != nil {
+			return false, err
+		}
+		running := int32(0)
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				running++
+			}
+		}
+		return int32(len(pods.Items)) == replicas && running == replicas, nil
+	})
 	if err != nil {
 		return "", err
 	}
-	if len(pods.Items) != 1 {
-		return "", fmt.Errorf("want one metering pod, found %d", len(pods.Items))
+	if replicas == 0 {
+		s.step("the metering component is down: Deployment %s scaled to 0, its pod %s gone", MeteringDeployment, before)
+	} else {
+		s.step("the metering component is back: Deployment %s scaled to %d", MeteringDeployment, replicas)
 	}
-	name := pods.Items[0].Name
-	s.step("the metering pod %s is deleted (its Deployment starts a new one)", name)
-	return name, s.Client.CoreV1().Pods(simcluster.OperatorNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+	return before, nil
 }
 
 // meteringURL waits for a Running metering pod other than except.
