@@ -61,8 +61,10 @@ func TestBenchFormationRunsInBothIMEXModes(t *testing.T) {
 			t.Errorf("%s mode: phases %+v", mode, run)
 		}
 		// The audit log saw the controller's writes at least (finalizer, templates, status); at most two per
-		// node (a daemon's record and its ready status) and a dozen per domain.
-		if limit := 2 + 12.0/8; run.WritesPerNode <= 0 || run.WritesPerNode > limit || run.ConflictsOr429 != 0 {
+		// node (a daemon's record and its ready status) and 16 per domain: in the Domain mode the controller
+		// patches the daemon DaemonSet's node affinity once per change of the workload's node set, so how the
+		// scheduler's binds spread over time adds writes (15 seen on a loaded machine: 5 DaemonSet patches).
+		if limit := 2 + 16.0/8; run.WritesPerNode <= 0 || run.WritesPerNode > limit || run.ConflictsOr429 != 0 {
 			t.Errorf("%s mode: %.2f audited writes per node, %d 409/429 answers; want (0, %.1f] and 0\n%s", mode, run.WritesPerNode, run.ConflictsOr429, limit, out.String())
 		}
 		if !strings.Contains(out.String(), "API writes per node, API server's audit log") {
