@@ -139,6 +139,13 @@ func TestWebhookRefusesUnknownConfigFields(t *testing.T) {
 		t.Errorf("a ComputeDomainChannelConfig for the GPU driver: %v; want Invalid naming the kinds the driver takes", err)
 	}
 
+	// The resource claim controller's copies of (checked, immutable) templates are not sent: a pod's claims
+	// never wait for the webhook. Shown with a claim the webhook would refuse.
+	generated := impersonating(t, cfg, "system:serviceaccount:kube-system:resource-claim-controller").ResourceV1().ResourceClaims("team-a")
+	if _, err := generated.Create(ctx, claimWithConfig("generated", "gpu.nvidia.com", typo), metav1.CreateOptions{}); err != nil {
+		t.Errorf("a claim the resource claim controller generates is not sent to the webhook: %v", err)
+	}
+
 	tmpl := &resourcev1.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: "typo", Namespace: "team-a"},
 		Spec:       resourcev1.ResourceClaimTemplateSpec{Spec: claimWithConfig("", "gpu.nvidia.com", typo).Spec},
