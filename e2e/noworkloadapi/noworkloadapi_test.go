@@ -15,8 +15,6 @@
 package noworkloadapi
 
 import (
-	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -46,18 +44,7 @@ func TestNoWorkloadAPI(t *testing.T) {
 	RunSpecs(t, "computedomain-operator e2e without the Workload API")
 }
 
-var _ = BeforeSuite(func(ctx SpecContext) {
-	if os.Getenv("E2E_KUBECONFIG") != "" {
-		Skip("this suite starts its own simulated cluster without the Workload API; it does not run against E2E_KUBECONFIG")
-	}
-	By("starting a simulated cluster of 4 GB200 NVL72 racks × 18 trays with ComputeDomains, the pod-group webhook and the Workload API off")
-	startCtx, cancel := context.WithTimeout(ctx, stories.ClusterStartTimeout)
-	defer cancel()
-	var err error
-	pc, err = stories.Start(startCtx, simcluster.Config{DisableWorkloadAPI: true})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(pc.Sim.Stop)
-}, NodeTimeout(stories.ClusterStartTimeout+30*time.Second))
+var _ = stories.StartInBeforeSuite(&pc, "the Workload API off", simcluster.Config{DisableWorkloadAPI: true})
 
 // The acceptance stories of the Workload API suite (e2e/placement), here placed by the controller's fallback.
 var _ = stories.PlacementStories(&pc, stories.CliqueFallback, stories.UnmodifiedJob)

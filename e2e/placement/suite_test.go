@@ -15,10 +15,7 @@
 package placement
 
 import (
-	"context"
-	"os"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -38,18 +35,7 @@ func TestPlacement(t *testing.T) {
 	RunSpecs(t, "computedomain-operator gang placement e2e")
 }
 
-var _ = BeforeSuite(func(ctx SpecContext) {
-	if os.Getenv("E2E_KUBECONFIG") != "" {
-		Skip("the placement suite starts its own simulated cluster of 4 racks × 18 trays; it does not run against E2E_KUBECONFIG")
-	}
-	By("starting a simulated cluster of 4 GB200 NVL72 racks × 18 trays with ComputeDomains, the Workload API and the pod-group webhook")
-	startCtx, cancel := context.WithTimeout(ctx, stories.ClusterStartTimeout)
-	defer cancel()
-	var err error
-	pc, err = stories.Start(startCtx, simcluster.Config{})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(pc.Sim.Stop)
-}, NodeTimeout(stories.ClusterStartTimeout+30*time.Second))
+var _ = stories.StartInBeforeSuite(&pc, "the Workload API on", simcluster.Config{})
 
 // The acceptance stories with an unmodified NVIDIA-style manifest, whose pods the webhook makes join their
 // domain's PodGroup; the first also with a manifest that names the PodGroup itself.

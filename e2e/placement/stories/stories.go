@@ -140,6 +140,24 @@ func Start(ctx context.Context, cfg simcluster.Config) (*Cluster, error) {
 	return c, nil
 }
 
+// StartInBeforeSuite declares the suite's BeforeSuite: it starts the cluster (Start with cfg, described as
+// what) into *pc and stops it after the suite. A suite run against E2E_KUBECONFIG is skipped: it needs a
+// simulated cluster of its own shape.
+func StartInBeforeSuite(pc **Cluster, what string, cfg simcluster.Config) bool {
+	return BeforeSuite(func(ctx SpecContext) {
+		if os.Getenv("E2E_KUBECONFIG") != "" {
+			Skip("this suite starts its own simulated cluster (" + what + "); it does not run against E2E_KUBECONFIG")
+		}
+		By("starting a simulated cluster of 4 GB200 NVL72 racks × 18 trays with ComputeDomains and the pod-group webhook, " + what)
+		startCtx, cancel := context.WithTimeout(ctx, ClusterStartTimeout)
+		defer cancel()
+		c, err := Start(startCtx, cfg)
+		Expect(err).NotTo(HaveOccurred())
+		*pc = c
+		DeferCleanup(c.Sim.Stop)
+	}, NodeTimeout(ClusterStartTimeout+30*time.Second))
+}
+
 // PlacementStories declares the stories of issue 14's acceptance for the cluster *pc (set by the suite's
 // BeforeSuite) placing as mode says, each job from fixtures[0]; the first story runs once per fixture.
 func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
@@ -201,6 +219,9 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 			Consistently(ctx, func(g Gomega) {
 				g.Expect(c.Bound(g, ctx, ns)).To(BeEmpty(), "no pod of the gang binds")
 			}).WithTimeout(gangHeldTime).WithPolling(200 * time.Millisecond).Should(Succeed())
+			// A gang that waits keeps the scheduler and the Job controller busy with its pods: gone before the
+			// next spec.
+			c.DeleteNamespace(ctx, ns)
 		})
 
 		It("places two 10-node jobs submitted together in two different racks, each whole", func(ctx SpecContext) {
@@ -227,6 +248,7 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 			Consistently(ctx, func(g Gomega) {
 				g.Expect(c.Bound(g, ctx, ns)).To(BeEmpty(), "no pod of the refused gang binds")
 			}).WithTimeout(gangHeldTime).WithPolling(200 * time.Millisecond).Should(Succeed())
+			c.DeleteNamespace(ctx, ns)
 		})
 
 		It("runs three 10-node jobs racing for two racks without a deadlock: the third waits whole for a rack", func(ctx SpecContext) {
@@ -356,6 +378,17 @@ func (c *Cluster) CreateGangJob(ctx context.Context, ns, fixture string, nodes i
 	}).WithTimeout(gangBindTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	_, err = c.Applier.Create(ctx, ns, job)
 	Expect(err).NotTo(HaveOccurred())
+}
+
+// DeleteNamespace deletes ns and waits until its pods are gone.
+func (c *Cluster) DeleteNamespace(ctx context.Context, ns string) {
+	GinkgoHelper()
+	Expect(c.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})).To(Succeed())
+	Eventually(ctx, func(g Gomega) {
+		pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(pods.Items).To(BeEmpty())
+	}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 }
 
 // Domain reads the gang job's domain.
