@@ -96,8 +96,4 @@ const (
 	ComputeDomainReasonGangUnschedulable = "GangUnschedulable"
 	// ComputeDomainReasonHealthy: nothing is degraded.
 	ComputeDomainReasonHealthy = "Healthy"
-	// ComputeDomainReasonMemberRecordRefused (an event's reason): a member record disagrees with the domain's
-	// IMEX daemon pods (no daemon pod of the domain owns it, or it names another node or address than its
-	// daemon pod's) and is ignored.
-	ComputeDomainReasonMemberRecordRefused = "MemberRecordRefused"
 )

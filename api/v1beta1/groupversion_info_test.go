@@ -31,13 +31,15 @@ func TestAddToScheme(t *testing.T) {
 		kind string
 		want bool
 	}{
-		"ComputeDomain is a custom resource":         {kind: "ComputeDomain", want: true},
-		"ComputeDomainList is registered with it":    {kind: "ComputeDomainList", want: true},
-		"ComputeDomainMember is a custom resource":   {kind: "ComputeDomainMember", want: true},
-		"GpuConfig is opaque, not a custom resource": {kind: v1beta1.GpuConfigKind},
-		"MigDeviceConfig is opaque":                  {kind: v1beta1.MigDeviceConfigKind},
-		"ComputeDomainChannelConfig is opaque":       {kind: v1beta1.ComputeDomainChannelConfigKind},
-		"ComputeDomainDaemonConfig is opaque":        {kind: v1beta1.ComputeDomainDaemonConfigKind},
+		"ComputeDomain is a custom resource":                                {kind: "ComputeDomain", want: true},
+		"ComputeDomainList is registered with it":                           {kind: "ComputeDomainList", want: true},
+		"IMEXNode is a custom resource":                                     {kind: "IMEXNode", want: true},
+		"IMEXClique is a custom resource":                                   {kind: "IMEXClique", want: true},
+		"ComputeDomainMember, of the retired per-domain IMEX mode, is gone": {kind: "ComputeDomainMember"},
+		"GpuConfig is opaque, not a custom resource":                        {kind: v1beta1.GpuConfigKind},
+		"MigDeviceConfig is opaque":                                         {kind: v1beta1.MigDeviceConfigKind},
+		"ComputeDomainChannelConfig is opaque":                              {kind: v1beta1.ComputeDomainChannelConfigKind},
+		"ComputeDomainDaemonConfig is opaque":                               {kind: v1beta1.ComputeDomainDaemonConfigKind},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -51,7 +51,7 @@ func IMEXCliqueName(cliqueID string) string {
 	return name + "-" + hash
 }
 
-// IMEXClique is the long-lived IMEX ensemble of one NVLink clique in the Clique IMEX mode: every node of the
+// IMEXClique is the long-lived IMEX ensemble of one NVLink clique: every node of the
 // clique whose IMEX daemon the controller trusts, with the node's stable index in the ensemble. The
 // controller writes it and nothing else does; the clique's daemons read it to render their IMEX nodes file.
 // It is named IMEXCliqueName(spec.cliqueID).

@@ -18,19 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// IMEX modes: who runs the IMEX daemons of ComputeDomains (ours; the controller's --imex-mode and the chart's
-// computeDomains.imexMode).
-const (
-	// IMEXModeDomain runs one IMEX daemon pod per (domain, node), started when the domain's workload is
-	// allocated on the node and stopped after it: each domain has its own IMEX ensemble per clique.
-	IMEXModeDomain = "Domain"
-	// IMEXModeClique runs one long-lived IMEX daemon per node (a DaemonSet of the chart), whose ensemble is
-	// the node's whole NVLink clique; domains are isolated by their channel, which the controller allocates
-	// per (domain, clique). Forming a domain is allocating its channels and publishing its nodes: no pod is
-	// scheduled and no IMEX process is started.
-	IMEXModeClique = "Clique"
-)
-
 // CliqueNodeLabelKey is the Node label holding the node's NVLink clique, `<clusterUUID>.<cliqueId>` (NVIDIA's
 // name): the GPU kubelet plugin sets it on its node; nodes without a multi-node fabric have none.
 const CliqueNodeLabelKey = "nvidia.com/gpu.clique"
@@ -38,7 +25,16 @@ const CliqueNodeLabelKey = "nvidia.com/gpu.clique"
 // IMEXNodeFieldOwner is the server-side apply field manager of the long-lived daemon that writes an IMEXNode.
 const IMEXNodeFieldOwner = "compute-domain-imex-daemon"
 
-// IMEXNode is one node's long-lived IMEX daemon in the Clique IMEX mode: its address, its NVLink clique and
+// IMEXNode condition types, written by the node's daemon.
+const (
+	// IMEXNodeConditionIMEXReady is True while the node's IMEX process answers READY.
+	IMEXNodeConditionIMEXReady = "IMEXReady"
+	// IMEXNodeConditionPeersConnected is True while the node's IMEX process is connected to every peer of
+	// its clique's ensemble (the IMEXClique).
+	IMEXNodeConditionPeersConnected = "PeersConnected"
+)
+
+// IMEXNode is one node's long-lived IMEX daemon: its address, its NVLink clique and
 // its readiness. The node's daemon writes it (server-side apply, field owner compute-domain-imex-daemon) and
 // nothing else does; it is named after the node and owned by the daemon's Pod, so the garbage collector
 // removes it with the pod. The controller trusts it only while that pod runs on the node at the address.
@@ -63,7 +59,7 @@ type IMEXNode struct {
 
 	// status is the readiness of the node's IMEX daemon in its clique's ensemble.
 	// +optional
-	Status ComputeDomainMemberStatus `json:"status,omitempty"`
+	Status IMEXNodeStatus `json:"status,omitempty"`
 }
 
 // IMEXNodeSpec is a node's IMEX identity.
@@ -86,6 +82,21 @@ type IMEXNodeSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	CliqueID string `json:"cliqueID"`
+}
+
+// IMEXNodeStatus is the readiness of one node's IMEX daemon.
+type IMEXNodeStatus struct {
+	// ready is true when the node's IMEX process answers READY and is connected to its clique's peers.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+
+	// conditions detail the readiness: IMEXReady and PeersConnected. Their messages name the cause when
+	// the daemon is not ready; the controller copies them into the conditions of the domains on the node.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // IMEXNodeList is a list of IMEXNodes.

@@ -20,7 +20,6 @@ import (
 	"sort"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,21 +29,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // ControllerName names the controller and its field manager.
 const ControllerName = "imex-clique-controller"
 
 // Labels of the long-lived daemon pods (the chart's IMEX DaemonSet). Only pods with both, in the operator
-// namespace, vouch for an IMEXNode: a per-domain daemon pod (same service account) cannot.
+// namespace, vouch for an IMEXNode.
 const (
-	AppLabelKey          = "app.kubernetes.io/name"
-	AppLabelValue        = "compute-domain-daemon"
-	ComponentLabelKey    = "app.kubernetes.io/component"
-	ComponentLabelValue  = "imex-clique-daemon"
-	ManagedByLabelKey    = "app.kubernetes.io/managed-by"
-	ManagedByLabelValue  = "compute-domain-controller"
+	AppLabelKey         = "app.kubernetes.io/name"
+	AppLabelValue       = "compute-domain-daemon"
+	ComponentLabelKey   = "app.kubernetes.io/component"
+	ComponentLabelValue = "imex-clique-daemon"
+)
+
+// Field indexes of IMEXNodes in the manager's cache.
+const (
 	cliqueIDIndexField   = "spec.cliqueName"
 	ownerPodUIDIndexName = "ownerPodUID"
 )
@@ -65,7 +66,7 @@ type Reconciler struct {
 // NewReconciler returns a reconciler of the IMEXCliques in namespace, at most limit nodes per clique.
 func NewReconciler(c client.Client, namespace string, limit int) *Reconciler {
 	if limit <= 0 {
-		limit = membership.MaxNodesPerClique
+		limit = v1beta1.NVL72CliqueSize
 	}
 	return &Reconciler{client: c, namespace: namespace, limit: limit, written: map[types.UID]v1beta1.IMEXCliqueStatus{}}
 }
@@ -86,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 		q = v1beta1.IMEXClique{
-			ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: req.Name, Labels: map[string]string{ManagedByLabelKey: ManagedByLabelValue}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: req.Name, Labels: map[string]string{v1beta1.ManagedByLabelKey: v1beta1.ManagedByLabelValue}},
 			Spec:       v1beta1.IMEXCliqueSpec{CliqueID: cliqueID},
 		}
 		if err := r.client.Create(ctx, &q); err != nil {
@@ -132,7 +133,7 @@ func (r *Reconciler) trustedNodes(ctx context.Context, name string) ([]v1beta1.I
 	if err := r.client.List(ctx, &list, client.InNamespace(r.namespace), client.MatchingFields{cliqueIDIndexField: name}); err != nil {
 		return nil, "", fmt.Errorf("list IMEXNodes of clique %s: %w", name, err)
 	}
-	daemons, err := Daemons(ctx, r.client, r.namespace)
+	daemons, err := ListDaemons(ctx, r.client, r.namespace)
 	if err != nil {
 		return nil, "", err
 	}
@@ -150,58 +151,8 @@ func (r *Reconciler) trustedNodes(ctx context.Context, name string) ([]v1beta1.I
 	return trusted, cliqueID, nil
 }
 
-// Daemons lists the long-lived IMEX daemon pods of the operator namespace, by pod UID.
-func Daemons(ctx context.Context, c client.Reader, namespace string) (membership.Daemons, error) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(namespace),
-		client.MatchingLabels{AppLabelKey: AppLabelValue, ComponentLabelKey: ComponentLabelValue}); err != nil {
-		return nil, fmt.Errorf("list the long-lived IMEX daemon pods: %w", err)
-	}
-	daemons := membership.Daemons{}
-	for _, p := range pods.Items {
-		daemons[p.UID] = membership.Daemon{Node: p.Spec.NodeName, IP: p.Status.PodIP, Terminating: p.DeletionTimestamp != nil}
-	}
-	return daemons, nil
-}
-
-// NodeRefusal is an IMEXNode the controller does not trust, with the reason.
-type NodeRefusal struct {
-	Node   v1beta1.IMEXNode
-	Reason string
-}
-
-// TrustNodes keeps the IMEXNodes that agree with the long-lived daemon pod owning them, by the rules of
-// membership.Trust: owner live on the record's node, record's address the pod's.
-func TrustNodes(nodes []v1beta1.IMEXNode, daemons membership.Daemons) ([]v1beta1.IMEXNode, []NodeRefusal) {
-	byName := map[string]v1beta1.IMEXNode{}
-	views := make([]v1beta1.ComputeDomainMember, 0, len(nodes))
-	for _, n := range nodes {
-		byName[n.Name] = n
-		views = append(views, MemberView(n))
-	}
-	trustedViews, refusedViews := membership.Trust(views, daemons)
-	trusted := make([]v1beta1.IMEXNode, 0, len(trustedViews))
-	for _, v := range trustedViews {
-		trusted = append(trusted, byName[v.Name])
-	}
-	refused := make([]NodeRefusal, 0, len(refusedViews))
-	for _, f := range refusedViews {
-		refused = append(refused, NodeRefusal{Node: byName[f.Member.Name], Reason: f.Reason})
-	}
-	return trusted, refused
-}
-
-// MemberView is an IMEXNode seen as a member record: same owner, node, address, clique and status.
-func MemberView(n v1beta1.IMEXNode) v1beta1.ComputeDomainMember {
-	return v1beta1.ComputeDomainMember{
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Namespace: n.Namespace, OwnerReferences: n.OwnerReferences},
-		Spec:       v1beta1.ComputeDomainMemberSpec{NodeName: n.Spec.NodeName, IPAddress: n.Spec.IPAddress, CliqueID: n.Spec.CliqueID},
-		Status:     n.Status,
-	}
-}
-
 // Ensemble computes a clique's ensemble from its previous status and its trusted nodes: every node with an
-// address, at most limit, each keeping its previous index (membership.AssignIndices); the rest overflow.
+// address, at most limit, each keeping its previous index (imex.AssignIndices); the rest overflow.
 func Ensemble(previous v1beta1.IMEXCliqueStatus, nodes []v1beta1.IMEXNode, limit int) (v1beta1.IMEXCliqueStatus, []string) {
 	prev := map[string]int32{}
 	for _, n := range previous.Nodes {
@@ -216,7 +167,7 @@ func Ensemble(previous v1beta1.IMEXCliqueStatus, nodes []v1beta1.IMEXNode, limit
 		ips[n.Name] = n.Spec.IPAddress
 		names = append(names, n.Name)
 	}
-	indices, overflow := membership.AssignIndices(names, prev, limit)
+	indices, overflow := imex.AssignIndices(names, prev, limit)
 	status := v1beta1.IMEXCliqueStatus{}
 	for name, idx := range indices {
 		status.Nodes = append(status.Nodes, v1beta1.IMEXCliqueNode{Name: name, IPAddress: ips[name], Index: idx})

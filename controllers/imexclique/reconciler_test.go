@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
 )
 
 func node(name, ip string, owner types.UID) v1beta1.IMEXNode {
@@ -81,41 +80,5 @@ func TestEnsemble(t *testing.T) {
 				t.Errorf("overflow (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestTrustNodes(t *testing.T) {
-	daemons := membership.Daemons{
-		"pod-a": {Node: "a", IP: "10.0.0.1"},
-		"pod-b": {Node: "b", IP: "10.0.0.2"},
-		"pod-d": {Node: "d", IP: "10.0.0.4", Terminating: true},
-	}
-	nodes := []v1beta1.IMEXNode{
-		node("a", "10.0.0.1", "pod-a"),
-		node("b", "10.0.0.99", "pod-b"), // not its pod's address
-		node("c", "10.0.0.3", "pod-a"),  // owned by the daemon of another node
-		node("d", "10.0.0.4", "pod-d"),  // leaving with its pod
-		node("e", "10.0.0.5", ""),       // no owner
-		node("f", "10.0.0.6", "gone"),   // owner gone
-	}
-	trusted, refused := TrustNodes(nodes, daemons)
-	var names []string
-	for _, n := range trusted {
-		names = append(names, n.Name)
-	}
-	if diff := cmp.Diff([]string{"a"}, names); diff != "" {
-		t.Errorf("trusted (-want +got):\n%s", diff)
-	}
-	reasons := map[string]string{}
-	for _, f := range refused {
-		reasons[f.Node.Name] = f.Reason
-	}
-	want := map[string]string{
-		"b": "address 10.0.0.99 is not the address 10.0.0.2 of its IMEX daemon pod on node b",
-		"c": "it names node c but its IMEX daemon pod runs on node a",
-		"e": "it is not owned by an IMEX daemon pod of the domain",
-	}
-	if diff := cmp.Diff(want, reasons); diff != "" {
-		t.Errorf("refusals (-want +got):\n%s", diff)
 	}
 }

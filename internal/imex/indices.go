@@ -12,18 +12,12 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package membership
+package imex
 
-import (
-	"sort"
+import "sort"
 
-	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-)
-
-// MaxNodesPerClique is the most nodes one IMEX ensemble holds on an NVL72 rack (18 compute trays).
-const MaxNodesPerClique = v1beta1.NVL72CliqueSize
-
-// AssignIndices gives each node of one clique an index that stays stable while the node stays: a node
+// AssignIndices gives each node of one clique's IMEX ensemble an index (its IMEX node ID, its line in the
+// nodes file) that stays stable while the node stays: a node
 // keeps the index it had before (previous), and nodes without one take the lowest free index, in name
 // order. With limit > 0 at most limit nodes get an index (0..limit-1); the rest are returned as overflow,
 // sorted, and join when an index frees up. A previous index outside the range, or one that two nodes

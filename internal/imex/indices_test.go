@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package membership
+package imex
 
 import (
 	"testing"
@@ -20,6 +20,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
+
+// nvl72 is the most nodes one IMEX ensemble holds on an NVL72 rack.
+const nvl72 = 18
 
 func TestAssignIndices(t *testing.T) {
 	cases := map[string]struct {
@@ -31,24 +34,24 @@ func TestAssignIndices(t *testing.T) {
 	}{
 		"new nodes take indices from 0 in name order": {
 			nodes: []string{"n3", "n1", "n2"},
-			limit: MaxNodesPerClique,
+			limit: nvl72,
 			want:  map[string]int32{"n1": 0, "n2": 1, "n3": 2},
 		},
 		"a node keeps its index when others join before it in name order": {
 			nodes:    []string{"n5", "n1"},
 			previous: map[string]int32{"n5": 0},
-			limit:    MaxNodesPerClique,
+			limit:    nvl72,
 			want:     map[string]int32{"n5": 0, "n1": 1},
 		},
 		"a new node takes the lowest index a departed node freed": {
 			nodes:    []string{"n1", "n3", "n4"},
 			previous: map[string]int32{"n1": 0, "n2": 1, "n3": 2},
-			limit:    MaxNodesPerClique,
+			limit:    nvl72,
 			want:     map[string]int32{"n1": 0, "n3": 2, "n4": 1},
 		},
 		"the 19th node of a clique gets no index and is reported as overflow": {
 			nodes: testNodeNames(19),
-			limit: MaxNodesPerClique,
+			limit: nvl72,
 			want: func() map[string]int32 {
 				m := map[string]int32{}
 				for i, n := range testNodeNames(18) {
@@ -67,7 +70,7 @@ func TestAssignIndices(t *testing.T) {
 				}
 				return m
 			}(),
-			limit: MaxNodesPerClique,
+			limit: nvl72,
 			want: func() map[string]int32 {
 				m := map[string]int32{"n18": 0}
 				for i, n := range testNodeNames(18)[1:] {
@@ -79,7 +82,7 @@ func TestAssignIndices(t *testing.T) {
 		"a previous index beyond the limit or claimed twice is reassigned": {
 			nodes:    []string{"a", "b", "c"},
 			previous: map[string]int32{"a": 1, "b": 1, "c": 40},
-			limit:    MaxNodesPerClique,
+			limit:    nvl72,
 			want:     map[string]int32{"a": 1, "b": 0, "c": 2},
 		},
 		"no limit for nodes without a fabric": {
