@@ -34,6 +34,18 @@ const (
 	IMEXNodeConditionPeersConnected = "PeersConnected"
 )
 
+// Reasons of the IMEXReady cause the controller gives a domain's node when the node's long-lived daemon cannot
+// serve it yet (the daemon's own conditions otherwise); the domain's DaemonsReady condition quotes them.
+const (
+	// IMEXNodeReasonNoIMEXDaemon: no trusted long-lived IMEX daemon reports for the node.
+	IMEXNodeReasonNoIMEXDaemon = "NoIMEXDaemon"
+	// IMEXNodeReasonNotInEnsemble: the node's daemon reports, but its clique's ensemble does not list it yet.
+	IMEXNodeReasonNotInEnsemble = "NotInEnsemble"
+	// IMEXNodeReasonRefused (an event's reason, on the IMEXNode): the IMEXNode disagrees with the long-lived
+	// daemon pods (no such pod owns it, or it names another node or address than its pod's) and is ignored.
+	IMEXNodeReasonRefused = "IMEXNodeRefused"
+)
+
 // IMEXNode is one node's long-lived IMEX daemon: its address, its NVLink clique and
 // its readiness. The node's daemon writes it (server-side apply, field owner compute-domain-imex-daemon) and
 // nothing else does; it is named after the node and owned by the daemon's Pod, so the garbage collector

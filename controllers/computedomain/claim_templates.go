@@ -27,14 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
 )
 
-// Request names inside the claim templates.
-const (
-	ChannelRequestName = "channel"
-	DaemonRequestName  = "daemon"
-)
+// ChannelRequestName is the request name inside the workload claim template.
+const ChannelRequestName = "channel"
 
 // WorkloadClaimTemplate builds the ResourceClaimTemplate named by spec.channel.resourceClaimTemplate.name
 // in the domain's namespace: one device of the channel class, with the opaque
@@ -64,20 +61,6 @@ func WorkloadClaimTemplate(cd *v1beta1.ComputeDomain, cfg Config) (*resourcev1.R
 	}
 	t.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cd, v1beta1.GroupVersion.WithKind("ComputeDomain"))}
 	return t, nil
-}
-
-// DaemonClaimTemplate builds the domain's daemon ResourceClaimTemplate in the operator namespace: one
-// device of the daemon class with the opaque ComputeDomainDaemonConfig{domainID}. Owner references cannot
-// cross namespaces, so the domain's finalizer deletes it.
-func DaemonClaimTemplate(cd *v1beta1.ComputeDomain, cfg Config) (*resourcev1.ResourceClaimTemplate, error) {
-	params, err := opaqueParameters(&v1beta1.ComputeDomainDaemonConfig{
-		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: v1beta1.ComputeDomainDaemonConfigKind},
-		DomainID: string(cd.UID),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return claimTemplate(cfg.OperatorNamespace, DaemonClaimTemplateName(cd.UID), cd, DaemonRequestName, cfg.DaemonDeviceClass, cfg.DriverName, params), nil
 }
 
 func claimTemplate(ns, name string, cd *v1beta1.ComputeDomain, request, class, driver string, params runtime.RawExtension) *resourcev1.ResourceClaimTemplate {
@@ -123,19 +106,19 @@ func opaqueParameters(obj any) (runtime.RawExtension, error) {
 // domainLabels are the labels of every object the controller creates for a domain.
 func domainLabels(cd *v1beta1.ComputeDomain) map[string]string {
 	return map[string]string{
-		ManagedByLabelKey:             ManagedByLabelValue,
+		v1beta1.ManagedByLabelKey:             v1beta1.ManagedByLabelValue,
 		v1beta1.ComputeDomainLabelKey: string(cd.UID),
 	}
 }
 
 func domainAnnotations(cd *v1beta1.ComputeDomain) map[string]string {
-	return map[string]string{DomainNamespaceAnnotation: cd.Namespace, DomainNameAnnotation: cd.Name}
+	return map[string]string{v1beta1.DomainNamespaceAnnotation: cd.Namespace, v1beta1.DomainNameAnnotation: cd.Name}
 }
 
 // ensureWorkloadClaimTemplate creates the workload claim template when it is missing. A template of that
 // name that the domain does not control is left alone and reported as a blocker: the controller never
 // overwrites a user's object.
-func (r *Reconciler) ensureWorkloadClaimTemplate(ctx context.Context, cd *v1beta1.ComputeDomain) (*membership.Blocker, error) {
+func (r *Reconciler) ensureWorkloadClaimTemplate(ctx context.Context, cd *v1beta1.ComputeDomain) (*status.Blocker, error) {
 	want, err := WorkloadClaimTemplate(cd, r.cfg)
 	if err != nil {
 		return nil, err
@@ -145,27 +128,13 @@ func (r *Reconciler) ensureWorkloadClaimTemplate(ctx context.Context, cd *v1beta
 		return nil, fmt.Errorf("workload ResourceClaimTemplate %s/%s: %w", want.Namespace, want.Name, err)
 	}
 	if !metav1.IsControlledBy(existing, cd) {
-		return &membership.Blocker{
+		return &status.Blocker{
 			Reason: v1beta1.ComputeDomainReasonClaimTemplateConflict,
 			Message: fmt.Sprintf("ResourceClaimTemplate %s/%s (spec.channel.resourceClaimTemplate.name) exists and is not controlled by this ComputeDomain; delete it or choose another name",
 				want.Namespace, want.Name),
 		}, nil
 	}
 	return nil, nil
-}
-
-// ensureDaemonClaimTemplate creates the daemon claim template when it is missing. Its name holds the
-// domain's UID, so an existing one is this domain's; a template's spec is immutable, so there is nothing
-// to update.
-func (r *Reconciler) ensureDaemonClaimTemplate(ctx context.Context, cd *v1beta1.ComputeDomain) error {
-	want, err := DaemonClaimTemplate(cd, r.cfg)
-	if err != nil {
-		return err
-	}
-	if _, err := r.createIfMissing(ctx, want, &resourcev1.ResourceClaimTemplate{}); err != nil {
-		return fmt.Errorf("daemon ResourceClaimTemplate %s/%s: %w", want.Namespace, want.Name, err)
-	}
-	return nil
 }
 
 // createIfMissing returns the object named like want, creating want when it does not exist. The cache

@@ -84,7 +84,7 @@ func TestWorkloadClaimTemplate(t *testing.T) {
 		APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomain", Name: "job", UID: testUID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}
-	labels := map[string]string{ManagedByLabelKey: ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID}
+	labels := map[string]string{v1beta1.ManagedByLabelKey: v1beta1.ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID}
 	channelConfig := func(mode v1beta1.ComputeDomainAllocationMode) *v1beta1.ComputeDomainChannelConfig {
 		return &v1beta1.ComputeDomainChannelConfig{
 			TypeMeta: metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomainChannelConfig"},
@@ -135,12 +135,12 @@ func TestDaemonClaimTemplate(t *testing.T) {
 			TypeMeta: metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomainDaemonConfig"},
 			DomainID: testUID,
 		},
-		Labels: map[string]string{ManagedByLabelKey: ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID},
+		Labels: map[string]string{v1beta1.ManagedByLabelKey: v1beta1.ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID},
 	}
 	if diff := cmp.Diff(want, viewOf(t, rct)); diff != "" {
 		t.Errorf("daemon claim template (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{DomainNamespaceAnnotation: "team-a", DomainNameAnnotation: "job"}, rct.Annotations); diff != "" {
+	if diff := cmp.Diff(map[string]string{v1beta1.DomainNamespaceAnnotation: "team-a", v1beta1.DomainNameAnnotation: "job"}, rct.Annotations); diff != "" {
 		t.Errorf("annotations that map the template back to its domain (-want +got):\n%s", diff)
 	}
 }

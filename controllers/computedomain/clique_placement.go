@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
 )
 
 // The clique placement fallback, for clusters without the Workload API: the webhook (webhook.podGroups) holds
@@ -214,7 +214,7 @@ func (r *Reconciler) reconcileCliquePlacement(ctx context.Context, s *scope) err
 	}
 	need := int(cd.Spec.NumNodes)
 	placed := func(clique string) {
-		s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonCliqueAffinity, Message: fmt.Sprintf(
+		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonCliqueAffinity, Message: fmt.Sprintf(
 			"the cluster does not serve the Workload API; the controller pinned the domain's %d pods to NVLink clique %s with required node affinity on %s and released them together: not a scheduler gang (a node taken by another pod after the pick leaves a pod Pending until one frees), but never split across cliques",
 			need, clique, PlacementTopologyKey)}
 	}
@@ -224,12 +224,12 @@ func (r *Reconciler) reconcileCliquePlacement(ctx context.Context, s *scope) err
 		return nil
 	case len(waiting) == 0:
 		// No pod came through the webhook (yet): the plain message, with the fallback named.
-		s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, Message: fmt.Sprintf(
+		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, Message: fmt.Sprintf(
 			"the cluster does not serve the Workload API (%s PodGroups); no pod of the domain is held for clique placement yet (the chart's webhook.podGroups holds them; pods created without it are placed one by one wherever their own affinity allows)",
 			"scheduling.k8s.io/v1beta1")}
 		return nil
 	case clique == "" && present < need:
-		s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWaitingForPods, Message: fmt.Sprintf(
+		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWaitingForPods, Message: fmt.Sprintf(
 			"%d of the domain's %d pods are held for clique placement; they are released together, into one NVLink clique, once all %d exist", present, need, need)}
 		return nil
 	}
@@ -244,7 +244,7 @@ func (r *Reconciler) reconcileCliquePlacement(ctx context.Context, s *scope) err
 		}
 		if clique == "" {
 			msg := fmt.Sprintf("no NVLink clique has %d free nodes for the domain's pods (%s); all %d stay held until one has", need, free, need)
-			s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonNoCliqueFree, Message: msg, Unschedulable: msg}
+			s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonNoCliqueFree, Message: msg, Unschedulable: msg}
 			s.requeueAfter(noCliqueRetry)
 			return nil
 		}

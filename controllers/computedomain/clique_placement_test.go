@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
@@ -190,7 +190,7 @@ func (f *placementFixture) pod(name, releasedTo string) {
 
 // reconcile runs the fallback once and returns the placement it found and where each pod is: its clique, or
 // "held".
-func (f *placementFixture) reconcile() (*membership.Placement, map[string]string) {
+func (f *placementFixture) reconcile() (*status.Placement, map[string]string) {
 	f.t.Helper()
 	s := &scope{domain: f.domain}
 	if err := f.r.reconcileCliquePlacement(context.Background(), s); err != nil {

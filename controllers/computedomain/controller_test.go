@@ -481,7 +481,7 @@ func runDaemonPod(ctx context.Context, m *v1beta1.ComputeDomainMember) *corev1.P
 			Name:      "imex-" + m.Spec.DomainUID[:8] + "-" + m.Spec.NodeName,
 			Labels:    map[string]string{computedomain.AppLabelKey: computedomain.DaemonAppLabelValue, v1beta1.ComputeDomainLabelKey: m.Spec.DomainUID},
 			Annotations: map[string]string{
-				computedomain.DomainNamespaceAnnotation: m.Spec.DomainNamespace, computedomain.DomainNameAnnotation: m.Spec.DomainName,
+				computedomain.v1beta1.DomainNamespaceAnnotation: m.Spec.DomainNamespace, computedomain.v1beta1.DomainNameAnnotation: m.Spec.DomainName,
 			},
 		},
 		Spec: corev1.PodSpec{

@@ -15,7 +15,6 @@
 package computedomain
 
 import (
-	"slices"
 	"sync"
 	"time"
 
@@ -28,13 +27,11 @@ import (
 // of the ControllerExpectations of Kubernetes' controllers: per domain, the status it last wrote and the
 // state its last write left the domain's DaemonSet in. The cache lags behind the controller's writes: a
 // reconcile that computed from a stale cached status would hand out node indices again and move them (the
-// failure of NVIDIA's driver in its issue #1418), and one that compared against a stale DaemonSet would
-// write the same node list twice.
+// failure of NVIDIA's driver in its issue #1418).
 //
 // Unlike Kubernetes' expectations, which count creates and deletes until the informer has seen them, these
-// hold the written state itself: the controller is the only writer of a domain's status and of its
-// DaemonSet's spec, so what it wrote last is the truth. The status expectation stands for the cached status
-// always; the DaemonSet expectation only until the cache shows the generation it produced. Expectations last
+// hold the written state itself: the controller is the only writer of a domain's status, so what it wrote
+// last is the truth. The status expectation stands for the cached status always. Expectations last
 // as long as the process; after a restart the cache, synced before the first reconcile, is current.
 type expectations struct {
 	mu      sync.Mutex
@@ -45,19 +42,8 @@ type expectations struct {
 type domainExpectations struct {
 	name      types.NamespacedName
 	status    *v1beta1.ComputeDomainStatus
-	daemonSet *daemonSetExpectation
 	// written is when the status was last written.
 	written time.Time
-}
-
-// daemonSetExpectation is the state the controller's last write left a domain's DaemonSet in.
-type daemonSetExpectation struct {
-	// uid is the DaemonSet's UID; generation the generation that write produced.
-	uid        types.UID
-	generation int64
-	// deleted: the write deleted the DaemonSet; nodes: else, the nodes it selects.
-	deleted bool
-	nodes   []string
 }
 
 func newExpectations() *expectations {
@@ -104,24 +90,6 @@ func (e *expectations) statusWriteWait(uid types.UID, now time.Time, interval ti
 		return 0
 	}
 	return max(0, d.written.Add(interval).Sub(now))
-}
-
-// daemonSet returns what the controller's last write in this process left the domain's DaemonSet as.
-func (e *expectations) daemonSet(uid types.UID) (daemonSetExpectation, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if d, ok := e.domains[uid]; ok && d.daemonSet != nil {
-		return *d.daemonSet, true
-	}
-	return daemonSetExpectation{}, false
-}
-
-// expectDaemonSet records a write to the domain's DaemonSet that the API server accepted.
-func (e *expectations) expectDaemonSet(cd *v1beta1.ComputeDomain, ds daemonSetExpectation) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ds.nodes = slices.Clone(ds.nodes)
-	e.entryLocked(cd).daemonSet = &ds
 }
 
 // forget drops a deleted domain.

@@ -20,7 +20,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -113,21 +112,20 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 	if err := r.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return nil, err
 	}
-	if cfg.CliqueMode() {
-		cliques := imexclique.NewReconciler(mgr.GetClient(), cfg.OperatorNamespace, cfg.MaxNodesPerClique)
-		if err := cliques.SetupWithManager(ctx, mgr); err != nil {
-			return nil, err
-		}
+	cliques := imexclique.NewReconciler(mgr.GetClient(), cfg.OperatorNamespace, cfg.MaxNodesPerClique)
+	cliques.Refused = refusedIMEXNodeEvent(mgr.GetEventRecorder(imexclique.ControllerName))
+	if err := cliques.SetupWithManager(ctx, mgr); err != nil {
+		return nil, err
 	}
 	return mgr, nil
 }
 
-// cacheByObject is the manager cache configuration the reconciler expects: claim templates, DaemonSets and
-// PodGroups (when the cluster serves them) only when this controller labeled them, ResourceClaims only
-// when generated from a domain's workload claim template, DaemonSets and member records only in the
-// operator namespace. It keeps the controller's memory independent of the cluster's other workloads.
+// cacheByObject is the manager cache configuration the reconcilers expect: claim templates and PodGroups
+// (when the cluster serves them) only when this controller labeled them, ResourceClaims only when generated
+// from a domain's workload claim template, IMEXNodes, IMEXCliques and the long-lived IMEX daemon pods only in
+// the operator namespace. It keeps the controller's memory independent of the cluster's other workloads.
 func cacheByObject(operatorNamespace string, podGroups bool) (map[client.Object]cache.ByObject, error) {
-	managed := labels.SelectorFromSet(labels.Set{ManagedByLabelKey: ManagedByLabelValue})
+	managed := labels.SelectorFromSet(labels.Set{v1beta1.ManagedByLabelKey: v1beta1.ManagedByLabelValue})
 	workload, err := labels.NewRequirement(v1beta1.WorkloadClaimLabelKey, selection.Exists, nil)
 	if err != nil {
 		return nil, fmt.Errorf("select workload claims: %w", err)
@@ -135,12 +133,10 @@ func cacheByObject(operatorNamespace string, podGroups bool) (map[client.Object]
 	byObject := map[client.Object]cache.ByObject{
 		&resourcev1.ResourceClaimTemplate{}: {Label: managed},
 		&resourcev1.ResourceClaim{}:         {Label: labels.NewSelector().Add(*workload)},
-		&appsv1.DaemonSet{}:                 {Label: managed, Namespaces: map[string]cache.Config{operatorNamespace: {}}},
-		&v1beta1.ComputeDomainMember{}:      {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 		&v1beta1.IMEXNode{}:                 {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 		&v1beta1.IMEXClique{}:               {Namespaces: map[string]cache.Config{operatorNamespace: {}}},
 		&corev1.Pod{}: {
-			Label:      labels.SelectorFromSet(labels.Set{AppLabelKey: DaemonAppLabelValue}),
+			Label:      labels.SelectorFromSet(labels.Set{imexclique.AppLabelKey: imexclique.AppLabelValue, imexclique.ComponentLabelKey: imexclique.ComponentLabelValue}),
 			Namespaces: map[string]cache.Config{operatorNamespace: {}},
 		},
 	}
@@ -176,12 +172,6 @@ func placementPodCache(restConfig *rest.Config, mgr ctrl.Manager) (cache.Cache, 
 // SetupWithManager registers the member index and the controller's watches. workers is the number of
 // concurrent reconciles; the channel allocator serializes what must be serial.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField,
-		func(o client.Object) []string {
-			return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
-		}); err != nil {
-		return fmt.Errorf("index ComputeDomainMembers by %s: %w", v1beta1.ComputeDomainMemberDomainUIDField, err)
-	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &resourcev1.ResourceClaim{}, allocatedNodeField, func(o client.Object) []string {
 		return claimNodes(o.(*resourcev1.ResourceClaim))
 	}); err != nil {
@@ -191,11 +181,23 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Named(ControllerName).
 		For(&v1beta1.ComputeDomain{}).
 		Watches(&resourcev1.ResourceClaimTemplate{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
-		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
 		Watches(&resourcev1.ResourceClaim{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
-		Watches(&v1beta1.ComputeDomainMember{}, handler.EnqueueRequestsFromMapFunc(domainOfMember)).
-		// A daemon pod's address decides whether its member record is trusted (membership.Trust).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
+		// A node's long-lived daemon pod, its IMEXNode and its clique's ensemble decide whether the domains
+		// whose workload runs on the node are ready there (the pod's address decides whether its IMEXNode
+		// is trusted: imexclique.TrustNodes).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.domainsOnNodes(func(o client.Object) []string {
+			return []string{o.(*corev1.Pod).Spec.NodeName}
+		}))).
+		Watches(&v1beta1.IMEXNode{}, handler.EnqueueRequestsFromMapFunc(r.domainsOnNodes(func(o client.Object) []string {
+			return []string{o.(*v1beta1.IMEXNode).Spec.NodeName}
+		}))).
+		Watches(&v1beta1.IMEXClique{}, handler.EnqueueRequestsFromMapFunc(r.domainsOnNodes(func(o client.Object) []string {
+			var nodes []string
+			for _, n := range o.(*v1beta1.IMEXClique).Status.Nodes {
+				nodes = append(nodes, n.Name)
+			}
+			return nodes
+		})))
 	if c, ok := r.placementPods.(cache.Cache); ok {
 		// The pods the webhook held for the clique placement fallback, and those it released.
 		b = b.WatchesRawSource(source.Kind(c, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(domainOfPlacementPod)))
@@ -203,20 +205,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	if r.workloadAPI {
 		// The domain's PodGroup: its gang size is restored, and the scheduler's verdict on it read.
 		b = b.Watches(workloadapi.NewPodGroup(), handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
-	}
-	if r.cfg.CliqueMode() {
-		// A node's long-lived daemon, and its clique's ensemble, decide whether the domains whose workload
-		// runs on the node are ready there.
-		b = b.Watches(&v1beta1.IMEXNode{}, handler.EnqueueRequestsFromMapFunc(r.domainsOnNodes(func(o client.Object) []string {
-			return []string{o.(*v1beta1.IMEXNode).Spec.NodeName}
-		}))).
-			Watches(&v1beta1.IMEXClique{}, handler.EnqueueRequestsFromMapFunc(r.domainsOnNodes(func(o client.Object) []string {
-				var nodes []string
-				for _, n := range o.(*v1beta1.IMEXClique).Status.Nodes {
-					nodes = append(nodes, n.Name)
-				}
-				return nodes
-			})))
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers}).Complete(r)
 }
@@ -258,22 +246,21 @@ func (r *Reconciler) domainsOnNodes(nodesOf func(client.Object) []string) handle
 	}
 }
 
-// domainFromAnnotations maps an object the controller created (claim templates, DaemonSet) or a workload
+// domainFromAnnotations maps an object the controller created (claim templates, PodGroups) or a workload
 // claim generated from its template (which copies the template's annotations) to the domain its
 // annotations name.
 func domainFromAnnotations(_ context.Context, o client.Object) []reconcile.Request {
-	ns, name := o.GetAnnotations()[DomainNamespaceAnnotation], o.GetAnnotations()[DomainNameAnnotation]
+	ns, name := o.GetAnnotations()[v1beta1.DomainNamespaceAnnotation], o.GetAnnotations()[v1beta1.DomainNameAnnotation]
 	if ns == "" || name == "" {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }
 
-// domainOfMember maps a member record to its domain.
-func domainOfMember(_ context.Context, o client.Object) []reconcile.Request {
-	m, ok := o.(*v1beta1.ComputeDomainMember)
-	if !ok || m.Spec.DomainNamespace == "" || m.Spec.DomainName == "" {
-		return nil
+// refusedIMEXNodeEvent tells, with a warning event on the IMEXNode, that the controller does not trust it
+// (the recorder folds repeats into a series).
+func refusedIMEXNodeEvent(recorder EventRecorder) func(context.Context, *v1beta1.IMEXNode, string) {
+	return func(_ context.Context, n *v1beta1.IMEXNode, reason string) {
+		recorder.Eventf(n, nil, "Warning", v1beta1.IMEXNodeReasonRefused, "Reconcile", "%s", eventNote("IMEXNode "+n.Name+" ignored: "+reason))
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: m.Spec.DomainNamespace, Name: m.Spec.DomainName}}}
 }

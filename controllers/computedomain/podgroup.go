@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
 
@@ -60,7 +60,7 @@ func DomainGang(cd *v1beta1.ComputeDomain) workloadapi.Gang {
 func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	cd := s.domain
 	notGuaranteed := func(reason, message string) {
-		s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
+		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
 	}
 	if !r.workloadAPI && r.placementPods != nil && cd.Spec.NumNodes > 0 {
 		if refused, err := r.refuseBeyondCliques(ctx, s); refused || err != nil {
@@ -128,7 +128,7 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 			"PodGroup %s's topology constraint is on %s, not %s (it cannot change); delete the PodGroup to have it made again", key, observed.TopologyKey, PlacementTopologyKey))
 		return nil
 	}
-	s.placement = &membership.Placement{
+	s.placement = &status.Placement{
 		Status: metav1.ConditionTrue,
 		Reason: v1beta1.ComputeDomainReasonCliqueGang,
 		Message: fmt.Sprintf("pods that join PodGroup %s (spec.schedulingGroup.podGroupName: %s) are placed as a gang of %d, all in one NVLink clique (%s)",
@@ -148,7 +148,7 @@ func (r *Reconciler) refuseBeyondCliques(ctx context.Context, s *scope) (bool, e
 	if err != nil || refusal == "" {
 		return false, err
 	}
-	s.placement = &membership.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonExceedsClique, Message: refusal}
+	s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonExceedsClique, Message: refusal}
 	s.requeueAfter(refusedRetry)
 	return true, nil
 }

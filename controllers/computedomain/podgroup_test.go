@@ -195,7 +195,7 @@ type cond struct {
 func TestDomainGangLabelsMapBackToTheDomain(t *testing.T) {
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).NumNodes(4).Obj()
 	pg := DomainGang(cd).PodGroup()
-	if diff := cmp.Diff(map[string]string{ManagedByLabelKey: ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID}, pg.GetLabels()); diff != "" {
+	if diff := cmp.Diff(map[string]string{v1beta1.ManagedByLabelKey: v1beta1.ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID}, pg.GetLabels()); diff != "" {
 		t.Errorf("labels the controller's cache selects by (-want +got):\n%s", diff)
 	}
 	reqs := domainFromAnnotations(context.Background(), pg)

@@ -22,9 +22,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,7 +35,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
 )
 
 // ControllerName names the controller, its event source and its field manager.
@@ -100,19 +97,17 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecor
 type scope struct {
 	domain *v1beta1.ComputeDomain
 	// blocker is set by the claim template phase when a foreign template holds the workload template's name.
-	blocker *membership.Blocker
-	// membersObserved says the membership phase listed the domain's members; members, channels and
-	// channelErrors are what it found.
-	membersObserved bool
-	members         []v1beta1.ComputeDomainMember
-	// workloadNodes are the nodes the domain's workload claims are allocated on; indices, in the Clique
-	// IMEX mode, the nodes' indices in their cliques' ensembles.
+	blocker *status.Blocker
+	// workloadNodes are the nodes the domain's workload claims are allocated on.
 	workloadNodes []string
-	indices       map[string]int32
+	// nodesObserved says the IMEX phase looked up the domain's nodes; nodes, channels and channelErrors are
+	// what it found.
+	nodesObserved bool
+	nodes         []status.Node
 	channels      map[string]int32
 	channelErrors map[string]error
 	// placement is the PlacementGuaranteed condition the placement phase found (nil: it did not get that far).
-	placement *membership.Placement
+	placement *status.Placement
 	// retry, when not 0, is how soon a phase wants the domain looked at again without an event.
 	retry time.Duration
 }
@@ -124,19 +119,19 @@ func (s *scope) requeueAfter(d time.Duration) {
 	}
 }
 
-// Reconcile brings one domain's objects and status in line with its spec and members: get, finalizer, the
-// phases (claim templates, daemons, membership, placement), and one status patch, deferred so that it is computed and
+// Reconcile brings one domain's objects and status in line with its spec and nodes: get, finalizer, the
+// phases (claim template, workload, IMEX, placement), and one status patch, deferred so that it is computed and
 // written whatever the phases returned. Their errors and the patch's are returned together.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	cached := &v1beta1.ComputeDomain{}
 	if err := r.client.Get(ctx, req.NamespacedName, cached); err != nil {
 		if apierrors.IsNotFound(err) {
-			// Gone without our finalizer (or after it): nothing may stay allocated in its name, nor any
-			// object it caused in the operator namespace.
+			// Gone without our finalizer (or after it): nothing may stay allocated in its name. Its
+			// claim template is owned by it and goes with it.
 			r.channels.ReleaseNamed(req.NamespacedName)
 			r.expectations.forgetNamed(req.NamespacedName)
 			r.metrics.forgetNamed(req.NamespacedName)
-			return ctrl.Result{}, r.sweepOrphans(ctx, req.NamespacedName)
+			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
 	}
@@ -169,9 +164,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}()
 	if err := joinErrors(
-		r.reconcileClaimTemplates(ctx, s),
-		r.reconcileDaemons(ctx, s),
-		r.reconcileMembership(ctx, s),
+		r.reconcileClaimTemplate(ctx, s),
+		r.observeWorkload(ctx, s),
+		r.observeIMEX(ctx, s),
 		r.reconcilePlacement(ctx, s),
 	); err != nil {
 		return ctrl.Result{}, err
@@ -182,15 +177,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	return ctrl.Result{RequeueAfter: s.retry}, nil
 }
 
-// reconcileClaimTemplates creates the domain's workload and daemon claim templates. A foreign template
-// holding the workload template's name is left alone and blocks the domain.
-func (r *Reconciler) reconcileClaimTemplates(ctx context.Context, s *scope) error {
+// reconcileClaimTemplate creates the domain's workload claim template. A foreign template holding its name
+// is left alone and blocks the domain.
+func (r *Reconciler) reconcileClaimTemplate(ctx context.Context, s *scope) error {
 	blocker, err := r.ensureWorkloadClaimTemplate(ctx, s.domain)
 	s.blocker = blocker
-	if r.cfg.CliqueMode() {
-		return err // no daemon pods, no daemon claims
-	}
-	return joinErrors(err, r.ensureDaemonClaimTemplate(ctx, s.domain))
+	return err
 }
 
 // joinErrors aggregates the errors that are not nil, flattening nested aggregates; nil when there are none.
@@ -202,62 +194,35 @@ func joinErrors(errs ...error) error {
 	return utilerrors.Flatten(agg)
 }
 
-// reconcileDaemons runs the domain's IMEX daemons on exactly the nodes its workload claims are allocated on.
-func (r *Reconciler) reconcileDaemons(ctx context.Context, s *scope) error {
+// observeWorkload finds the nodes the domain's workload claims are allocated on.
+func (r *Reconciler) observeWorkload(ctx context.Context, s *scope) error {
 	claims, err := r.workloadClaims(ctx, s.domain)
 	if err != nil {
 		return err
 	}
-	nodes := WorkloadNodes(claims)
-	s.workloadNodes = nodes
-	r.metrics.observeWorkload(s.domain, len(nodes), r.clock.Now())
-	if r.cfg.CliqueMode() {
-		return nil // the nodes' long-lived daemons serve the domain
-	}
-	return r.placeDaemons(ctx, s.domain, nodes)
-}
-
-// reconcileMembership lists the domain's member records and makes sure the domain holds a channel in every
-// clique they are in.
-func (r *Reconciler) reconcileMembership(ctx context.Context, s *scope) error {
-	if r.cfg.CliqueMode() {
-		return r.reconcileCliqueMembership(ctx, s)
-	}
-	records, err := r.members(ctx, s.domain)
-	if err != nil {
-		return err
-	}
-	daemons, err := r.daemons(ctx, s.domain)
-	if err != nil {
-		return err
-	}
-	members, refused := membership.Trust(records, daemons)
-	r.reportRefusals(ctx, s.domain, refused)
-	s.members = members
-	s.channels, s.channelErrors = r.assignChannels(s.domain, members)
-	s.membersObserved = true
+	s.workloadNodes = WorkloadNodes(claims)
+	r.metrics.observeWorkload(s.domain, len(s.workloadNodes), r.clock.Now())
 	return nil
 }
 
 // patchStatus computes the domain's status from what the phases observed and writes it. Without the
-// members there is nothing to compute it from (a status computed without them would drop every node's
+// nodes there is nothing to compute it from (a status computed without them would drop every node's
 // index and every channel), so the status stays as it is and the returned error brings the next pass.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
-	if !s.membersObserved {
+	if !s.nodesObserved {
 		return nil
 	}
-	status := membership.Compute(membership.Input{
+	st := status.Compute(status.Input{
 		Domain:            s.domain,
-		Members:           s.members,
+		Nodes:             s.nodes,
 		Channels:          s.channels,
 		ChannelErrors:     s.channelErrors,
-		Indices:           s.indices,
 		Blocker:           s.blocker,
 		Placement:         s.placement,
 		Now:               metav1.NewTime(r.clock.Now()),
 		MaxNodesPerClique: r.cfg.MaxNodesPerClique,
 	})
-	return r.writeStatus(ctx, s.domain, status)
+	return r.writeStatus(ctx, s.domain, st)
 }
 
 // rebuildChannels restores the channel allocator from every domain's status, once per process, before
@@ -276,47 +241,10 @@ func (r *Reconciler) rebuildChannels(ctx context.Context) error {
 	return err
 }
 
-// members lists the domain's member records through the field index.
-func (r *Reconciler) members(ctx context.Context, cd *v1beta1.ComputeDomain) ([]v1beta1.ComputeDomainMember, error) {
-	var list v1beta1.ComputeDomainMemberList
-	if err := r.client.List(ctx, &list, client.InNamespace(r.cfg.OperatorNamespace),
-		client.MatchingFields{v1beta1.ComputeDomainMemberDomainUIDField: string(cd.UID)}); err != nil {
-		return nil, fmt.Errorf("list ComputeDomainMembers of %s: %w", klog.KObj(cd), err)
-	}
-	return list.Items, nil
-}
-
-// daemons lists the domain's IMEX daemon pods, from the cache of daemon pods in the operator namespace.
-func (r *Reconciler) daemons(ctx context.Context, cd *v1beta1.ComputeDomain) (membership.Daemons, error) {
-	var pods corev1.PodList
-	if err := r.client.List(ctx, &pods, client.InNamespace(r.cfg.OperatorNamespace),
-		client.MatchingLabels{AppLabelKey: DaemonAppLabelValue, v1beta1.ComputeDomainLabelKey: string(cd.UID)}); err != nil {
-		return nil, fmt.Errorf("list IMEX daemon pods of %s: %w", klog.KObj(cd), err)
-	}
-	daemons := membership.Daemons{}
-	for _, p := range pods.Items {
-		daemons[p.UID] = membership.Daemon{Node: p.Spec.NodeName, IP: p.Status.PodIP, Terminating: p.DeletionTimestamp != nil}
-	}
-	return daemons, nil
-}
-
-// reportRefusals logs each member record the domain does not trust and tells the domain's owner with a
-// warning event (the recorder folds repeats of one record into a series).
-func (r *Reconciler) reportRefusals(ctx context.Context, cd *v1beta1.ComputeDomain, refused []membership.Refusal) {
-	for _, f := range refused {
-		klog.FromContext(ctx).Info("Ignoring a member record that disagrees with where the domain's daemons run",
-			"member", klog.KObj(&f.Member), "node", f.Member.Spec.NodeName, "reason", f.Reason)
-		if r.recorder != nil {
-			r.recorder.Eventf(cd, &f.Member, "Warning", v1beta1.ComputeDomainReasonMemberRecordRefused, "Reconcile",
-				"%s", eventNote(fmt.Sprintf("member record %s ignored: %s", f.Member.Name, f.Reason)))
-		}
-	}
-}
-
-// assignChannels makes sure the domain holds a channel in every clique its members are in.
-func (r *Reconciler) assignChannels(cd *v1beta1.ComputeDomain, members []v1beta1.ComputeDomainMember) (map[string]int32, map[string]error) {
+// assignChannels makes sure the domain holds a channel in each of cliques.
+func (r *Reconciler) assignChannels(cd *v1beta1.ComputeDomain, cliques []string) (map[string]int32, map[string]error) {
 	errs := map[string]error{}
-	for _, clique := range membership.Cliques(members) {
+	for _, clique := range cliques {
 		if _, err := r.channels.Assign(RefOf(cd), clique); err != nil {
 			errs[clique] = err
 		}
@@ -405,13 +333,9 @@ func eventNote(note string) string {
 // finalize tears down a deleted domain. While workload claims still hold its channel it waits: the claims'
 // deletion requeues the domain, and heldChannelRetry bounds the wait should an event be missed.
 func (r *Reconciler) finalize(ctx context.Context, cd *v1beta1.ComputeDomain) (ctrl.Result, error) {
-	owned := []client.Object{
-		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.OperatorNamespace, Name: DaemonSetName(cd.UID)}},
-		&resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: r.cfg.OperatorNamespace, Name: DaemonClaimTemplateName(cd.UID)}},
-	}
-	cleanup := finalizer.Cleanup{Client: r.client, Channels: r.channels, OperatorNamespace: r.cfg.OperatorNamespace}
+	cleanup := finalizer.Cleanup{Client: r.client, Channels: r.channels}
 	var held *finalizer.ChannelsHeldError
-	if err := cleanup.Run(ctx, cd, owned); errors.As(err, &held) {
+	if err := cleanup.Run(ctx, cd); errors.As(err, &held) {
 		klog.FromContext(ctx).V(2).Info("Deleted domain keeps its channel until its workload claims are released", "claims", held.Claims)
 		return ctrl.Result{RequeueAfter: heldChannelRetry}, nil
 	} else if err != nil {

@@ -26,12 +26,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -42,57 +40,44 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
 // options are the command-line flags.
 type options struct {
-	kubeconfig            string
-	namespace             string
-	daemonImage           string
-	daemonImagePullPolicy string
-	daemonCommand         string
-	daemonServiceAccount  string
-	driverName            string
-	channelDeviceClass    string
-	daemonDeviceClass     string
-	maxNodesPerClique     int
-	imexMode              string
-	statusWriteInterval   time.Duration
-	cliquePlacement       bool
-	gpuDriverName         string
-	qps                   float64
-	burst                 int
-	workers               int
-	metricsAddress        string
-	healthProbeAddress    string
-	leaderElect           bool
-	leaderElectionID      string
-	leaderElectionNS      string
-	leaseDuration         time.Duration
-	renewDeadline         time.Duration
-	retryPeriod           time.Duration
-	logConfig             *textlogger.Config
+	kubeconfig          string
+	namespace           string
+	driverName          string
+	channelDeviceClass  string
+	maxNodesPerClique   int
+	statusWriteInterval time.Duration
+	cliquePlacement     bool
+	gpuDriverName       string
+	qps                 float64
+	burst               int
+	workers             int
+	metricsAddress      string
+	healthProbeAddress  string
+	leaderElect         bool
+	leaderElectionID    string
+	leaderElectionNS    string
+	leaseDuration       time.Duration
+	renewDeadline       time.Duration
+	retryPeriod         time.Duration
+	logConfig           *textlogger.Config
 }
 
 func parse(args []string) (*options, error) {
 	o := &options{logConfig: textlogger.NewConfig()}
 	fs := flag.NewFlagSet("compute-domain-controller", flag.ContinueOnError)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty: the in-cluster config.")
-	fs.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "The operator namespace: where the per-domain DaemonSets, daemon claim templates and member records live (default $POD_NAMESPACE).")
-	fs.StringVar(&o.daemonImage, "daemon-image", "", "Image of the IMEX daemon pods (required).")
-	fs.StringVar(&o.daemonImagePullPolicy, "daemon-image-pull-policy", string(corev1.PullIfNotPresent), "Pull policy of the IMEX daemon image: Always, IfNotPresent or Never.")
-	fs.StringVar(&o.daemonCommand, "daemon-command", computedomain.DefaultDaemonCommand, "Command of the IMEX daemon container, space separated.")
-	fs.StringVar(&o.daemonServiceAccount, "daemon-service-account", computedomain.DefaultDaemonServiceAccount, "Service account of the IMEX daemon pods.")
+	fs.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "The operator namespace: where the long-lived IMEX daemons, their IMEXNodes and the IMEXCliques live (default $POD_NAMESPACE).")
 	fs.StringVar(&o.driverName, "driver-name", computedomain.DefaultDriverName, "Name of the compute-domain DRA driver the claim templates' opaque configs address.")
 	fs.StringVar(&o.channelDeviceClass, "channel-device-class", computedomain.DefaultChannelDeviceClass, "DeviceClass of the workload channel claims.")
-	fs.StringVar(&o.daemonDeviceClass, "daemon-device-class", computedomain.DefaultDaemonDeviceClass, "DeviceClass of the daemon claims.")
-	fs.StringVar(&o.imexMode, "imex-mode", v1beta1.IMEXModeDomain, "Who runs the domains' IMEX daemons: "+v1beta1.IMEXModeDomain+" (a DaemonSet of daemon pods per domain, started on the nodes its workload is allocated on) or "+v1beta1.IMEXModeClique+" (the chart's long-lived daemon per node, one ensemble per NVLink clique, a channel per domain).")
 	fs.DurationVar(&o.statusWriteInterval, "status-write-interval", 500*time.Millisecond, "Shortest time between two status writes of one ComputeDomain; what changes in between is written together (every node's plugin decodes every write). 0 writes every change at once.")
 	fs.BoolVar(&o.cliquePlacement, "clique-placement-fallback", false, "Without the Workload API, pin the pods the webhook held (webhook --pod-groups) to one NVLink clique with enough free nodes and release them together; needs update on pods.")
 	fs.StringVar(&o.gpuDriverName, "gpu-driver-name", v1beta1.GPUDriverName, "DRA driver of the GPUs whose allocations make a node busy for --clique-placement-fallback.")
-	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", membership.MaxNodesPerClique, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
+	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", v1beta1.NVL72CliqueSize, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
 	fs.IntVar(&o.workers, "workers", 4, "Concurrent reconciles.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of the controller's API requests per second (client-go's default, 20 with controller-runtime, throttles the first reconcile of a thousand domains).")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of the controller's client-side rate limit.")
@@ -111,11 +96,6 @@ func parse(args []string) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
 	}
-	switch corev1.PullPolicy(o.daemonImagePullPolicy) {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-	default:
-		return nil, fmt.Errorf("--daemon-image-pull-policy: %q, allowed values: Always, IfNotPresent, Never", o.daemonImagePullPolicy)
-	}
 	if o.maxNodesPerClique < 1 {
 		return nil, fmt.Errorf("--max-nodes-per-clique: %d, must be at least 1", o.maxNodesPerClique)
 	}
@@ -131,27 +111,17 @@ func parse(args []string) (*options, error) {
 // controllerConfig turns the flags into the reconciler's config, naming the flag that is unusable.
 func (o *options) controllerConfig() (computedomain.Config, error) {
 	cfg := computedomain.Config{
-		OperatorNamespace:     o.namespace,
-		DriverName:            o.driverName,
-		ChannelDeviceClass:    o.channelDeviceClass,
-		DaemonDeviceClass:     o.daemonDeviceClass,
-		DaemonImage:           o.daemonImage,
-		DaemonImagePullPolicy: corev1.PullPolicy(o.daemonImagePullPolicy),
-		DaemonCommand:         strings.Fields(o.daemonCommand),
-		DaemonServiceAccount:  o.daemonServiceAccount,
-		MaxNodesPerClique:     o.maxNodesPerClique,
-		IMEXMode:              o.imexMode,
-		StatusWriteInterval:   o.statusWriteInterval,
-		CliquePlacement:       o.cliquePlacement,
-		GPUDriverName:         o.gpuDriverName,
+		OperatorNamespace:   o.namespace,
+		DriverName:          o.driverName,
+		ChannelDeviceClass:  o.channelDeviceClass,
+		MaxNodesPerClique:   o.maxNodesPerClique,
+		StatusWriteInterval: o.statusWriteInterval,
+		CliquePlacement:     o.cliquePlacement,
+		GPUDriverName:       o.gpuDriverName,
 	}.WithDefaults()
 	switch {
 	case cfg.OperatorNamespace == "":
 		return cfg, fmt.Errorf("--namespace: must be set (or $POD_NAMESPACE): the operator namespace")
-	case cfg.DaemonImage == "":
-		return cfg, fmt.Errorf("--daemon-image: must be set: the image of the IMEX daemon pods")
-	case cfg.IMEXMode != v1beta1.IMEXModeDomain && cfg.IMEXMode != v1beta1.IMEXModeClique:
-		return cfg, fmt.Errorf("--imex-mode %q: allowed values are %s and %s", cfg.IMEXMode, v1beta1.IMEXModeDomain, v1beta1.IMEXModeClique)
 	}
 	return cfg, cfg.Validate()
 }
@@ -229,7 +199,7 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 			return err
 		}
 	}
-	logger.Info("Starting", "namespace", cfg.OperatorNamespace, "driver", cfg.DriverName, "daemonImage", cfg.DaemonImage, "leaderElect", o.leaderElect)
+	logger.Info("Starting", "namespace", cfg.OperatorNamespace, "driver", cfg.DriverName, "leaderElect", o.leaderElect)
 	return mgr.Start(ctx)
 }
 

@@ -27,9 +27,6 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
-// DaemonImage is the IMEX daemon image the test controller puts in the DaemonSets it creates.
-const DaemonImage = "registry.example/compute-domain:test"
-
 // Workers is the test controller's number of concurrent reconciles.
 const Workers = 4
 
@@ -39,7 +36,7 @@ const Workers = 4
 // Start returned.
 func Start(ctx context.Context, env *envtest.Env, operatorNamespace string, reg prometheus.Registerer, opts ...func(*computedomain.Config)) (stop func() error, err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	cfg := computedomain.Config{OperatorNamespace: operatorNamespace, DaemonImage: DaemonImage}
+	cfg := computedomain.Config{OperatorNamespace: operatorNamespace}
 	for _, opt := range opts {
 		opt(&cfg)
 	}

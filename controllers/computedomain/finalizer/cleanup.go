@@ -33,7 +33,6 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,8 +53,6 @@ type ChannelReleaser interface {
 type Cleanup struct {
 	Client   client.Client
 	Channels ChannelReleaser
-	// OperatorNamespace holds the domain's member records.
-	OperatorNamespace string
 }
 
 // Ensure adds the finalizer to a live domain that lacks it; a domain that has it costs no write.
@@ -71,31 +68,13 @@ func Ensure(ctx context.Context, c client.Client, cd *v1beta1.ComputeDomain) err
 	return nil
 }
 
-// Run deletes the given objects (the domain's DaemonSet and daemon claim template) and the domain's member
-// records; then, once no workload claim of the domain is allocated (until then it returns a
-// *ChannelsHeldError), releases its channels and removes the finalizer. Objects already gone are fine, so a Run that
-// failed half way is simply run again.
-func (c Cleanup) Run(ctx context.Context, cd *v1beta1.ComputeDomain, owned []client.Object) error {
+// Run waits until no workload claim of the domain is allocated (until then it returns a *ChannelsHeldError),
+// then releases its channels and removes the finalizer. The domain's claim template is owned by it and goes
+// with it. A Run that failed half way is simply run again.
+func (c Cleanup) Run(ctx context.Context, cd *v1beta1.ComputeDomain) error {
 	logger := klog.FromContext(ctx)
 	if !controllerutil.ContainsFinalizer(cd, Name) {
 		return nil
-	}
-	for _, obj := range owned {
-		err := c.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete %T %s: %w", obj, klog.KObj(obj), err)
-		}
-		if err == nil {
-			logger.V(2).Info("Deleted object of deleted domain", "kind", fmt.Sprintf("%T", obj), "object", klog.KObj(obj))
-		}
-	}
-	// Members are owned by their daemon pods and go with them; deleting them here too makes the domain's
-	// end visible at once, also when a node is down and its pod cannot terminate.
-	if err := c.Client.DeleteAllOf(ctx, &v1beta1.ComputeDomainMember{},
-		client.InNamespace(c.OperatorNamespace),
-		client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(cd.UID)},
-	); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete ComputeDomainMembers of domain %s: %w", cd.UID, err)
 	}
 	held, err := c.allocatedWorkloadClaims(ctx, cd)
 	if err != nil {

@@ -12,8 +12,11 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package membership turns the ComputeDomainMember records of one domain into the domain's status: stable
-// per-clique node indices (at most 18 nodes per NVL72 clique), one clique entry with its IMEX channel per
-// NVLink clique, and the Ready, DaemonsReady and Degraded conditions. It is pure: the reconciler feeds it
-// the records, the channels it allocated and the time, and writes the result once.
-package membership
+// Package status computes a ComputeDomain's status from what the controller observed: the nodes its
+// workload claims are allocated on, what the long-lived IMEX daemons report of those nodes (IMEXNodes) and
+// where their cliques' ensembles list them (IMEXCliques), the channel the domain holds per clique, and the
+// placement phase's finding. The result is stable per-clique node indices (the ensembles' own, at most 18 per
+// NVL72 clique), one clique entry with its IMEX channel per NVLink clique, and the Ready, DaemonsReady,
+// Degraded and PlacementGuaranteed conditions (types and reasons are constants in api/v1beta1). It is pure:
+// the reconciler feeds it the facts and the time, and writes the result once.
+package status

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package membership
+package status
 
 import (
 	"fmt"
@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 )
 
 // maxNamed is how many nodes a condition message names before it summarizes the rest.
@@ -47,12 +48,27 @@ type Placement struct {
 	Unschedulable string
 }
 
+// Node is one node the domain's workload claims are allocated on, with what the IMEX objects say of it.
+type Node struct {
+	// Name is the node's name.
+	Name string
+	// IMEX is the node's IMEXNode, the report of its long-lived IMEX daemon, when the controller trusts it
+	// (imexclique.TrustNodes); nil when no trusted daemon reports for the node.
+	IMEX *v1beta1.IMEXNode
+	// Index is the node's index in its clique's IMEX ensemble, when the clique's IMEXClique lists the node at
+	// the IMEXNode's address; nil while it does not.
+	Index *int32
+	// NoFabric: the node has no multi-node NVLink fabric (no clique label), so no IMEX daemon runs there and
+	// none is needed; its claims get no channel.
+	NoFabric bool
+}
+
 // Input is everything the status of one domain is computed from.
 type Input struct {
 	// Domain is the domain as last read; its status is the previous status.
 	Domain *v1beta1.ComputeDomain
-	// Members are the domain's member records.
-	Members []v1beta1.ComputeDomainMember
+	// Nodes are the nodes the domain's workload claims are allocated on, one entry per node.
+	Nodes []Node
 	// Channels is the domain's IMEX channel per clique, as the allocator holds them.
 	Channels map[string]int32
 	// ChannelErrors is the allocation error per clique that got no channel.
@@ -63,20 +79,20 @@ type Input struct {
 	Placement *Placement
 	// Now is the time of this computation.
 	Now metav1.Time
-	// MaxNodesPerClique caps each clique's ensemble; 0 means MaxNodesPerClique.
+	// MaxNodesPerClique caps each clique's ensemble; 0 means v1beta1.NVL72CliqueSize.
 	MaxNodesPerClique int
-	// Indices, when set, are the nodes' indices in ensembles the controller keeps elsewhere (the Clique
-	// IMEX mode's IMEXCliques); a node listed there keeps that index.
-	Indices map[string]int32
 }
 
-// Cliques returns the distinct NVLink cliques of the members, sorted, leaving out the empty clique of
-// nodes without a multi-node fabric (they get no channel).
-func Cliques(members []v1beta1.ComputeDomainMember) []string {
+// Cliques returns the distinct NVLink cliques of the nodes whose IMEX daemon reports, sorted (nodes without
+// a multi-node fabric get no channel).
+func Cliques(nodes []Node) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, m := range members {
-		if c := m.Spec.CliqueID; c != "" && !seen[c] {
+	for _, n := range nodes {
+		if n.IMEX == nil {
+			continue
+		}
+		if c := n.IMEX.Spec.CliqueID; c != "" && !seen[c] {
 			seen[c] = true
 			out = append(out, c)
 		}
@@ -87,22 +103,22 @@ func Cliques(members []v1beta1.ComputeDomainMember) []string {
 
 // Compute returns the domain's new status. It keeps what must stay stable (node indices, the time a node
 // became ready, the conditions' transition times) from the previous status. It runs in three passes: the
-// nodes (each member's index and readiness), the cliques (each one's counts and channel), and the
-// conditions, which read what the first two found.
+// nodes (each one's index and readiness), the cliques (each one's counts and channel), and the conditions,
+// which read what the first two found.
 func Compute(in Input) v1beta1.ComputeDomainStatus {
 	cd := in.Domain
 	now := metav1.NewTime(in.Now.Rfc3339Copy().Time) // the precision the API keeps, so a re-read compares equal
 	limit := in.MaxNodesPerClique
 	if limit == 0 {
-		limit = MaxNodesPerClique
+		limit = v1beta1.NVL72CliqueSize
 	}
-	members := dedupeByNode(in.Members)
-	byClique := map[string][]v1beta1.ComputeDomainMember{}
+	members, fixed := membersOf(in.Nodes)
+	byClique := map[string][]member{}
 	for _, m := range members {
-		byClique[m.Spec.CliqueID] = append(byClique[m.Spec.CliqueID], m)
+		byClique[m.clique] = append(byClique[m.clique], m)
 	}
 
-	nodes := computeNodes(cd.Status.Nodes, in.Indices, byClique, limit, now)
+	nodes := computeNodes(cd.Status.Nodes, fixed, byClique, limit, now)
 	cliques := computeCliques(byClique, nodes.nodes, in.Channels, in.ChannelErrors)
 
 	total := int32(len(members))
@@ -128,18 +144,18 @@ type nodesResult struct {
 	ready int32
 	// notReady are the members holding an index whose daemon is not ready, lost those of them that were
 	// ready before; both sorted by node.
-	notReady []v1beta1.ComputeDomainMember
-	lost     []v1beta1.ComputeDomainMember
+	notReady []member
+	lost     []member
 	// noFabric are the nodes without a multi-node NVLink fabric (the empty clique), sorted.
 	noFabric []string
 	// overflow maps a full clique to its nodes that got no index, sorted.
 	overflow map[string][]string
 }
 
-// computeNodes is the nodes pass: each clique's members get their indices (kept from the previous status
-// where they had one in the same clique, at most limit per clique except in the empty one), and each
-// member holding an index becomes a status node.
-func computeNodes(previous []v1beta1.ComputeDomainNode, fixed map[string]int32, byClique map[string][]v1beta1.ComputeDomainMember, limit int, now metav1.Time) nodesResult {
+// computeNodes is the nodes pass: each clique's members get their indices (their ensemble's, else kept from
+// the previous status where they had one in the same clique, at most limit per clique except in the empty
+// one), and each member holding an index becomes a status node.
+func computeNodes(previous []v1beta1.ComputeDomainNode, fixed map[string]int32, byClique map[string][]member, limit int, now metav1.Time) nodesResult {
 	prevNodes := map[string]v1beta1.ComputeDomainNode{}
 	for _, n := range previous {
 		prevNodes[n.Name] = n
@@ -149,28 +165,28 @@ func computeNodes(previous []v1beta1.ComputeDomainNode, fixed map[string]int32, 
 		names := make([]string, 0, len(ms))
 		prevIndices := map[string]int32{}
 		for _, m := range ms {
-			names = append(names, m.Spec.NodeName)
-			if idx, ok := fixed[m.Spec.NodeName]; ok {
-				prevIndices[m.Spec.NodeName] = idx
-			} else if p, ok := prevNodes[m.Spec.NodeName]; ok && p.CliqueID == clique {
-				prevIndices[m.Spec.NodeName] = p.Index
+			names = append(names, m.name)
+			if idx, ok := fixed[m.name]; ok {
+				prevIndices[m.name] = idx
+			} else if p, ok := prevNodes[m.name]; ok && p.CliqueID == clique {
+				prevIndices[m.name] = p.Index
 			}
 		}
 		cliqueLimit := limit
 		if clique == "" {
 			cliqueLimit = 0
 		}
-		indices, over := AssignIndices(names, prevIndices, cliqueLimit)
+		indices, over := imex.AssignIndices(names, prevIndices, cliqueLimit)
 		if len(over) > 0 {
 			out.overflow[clique] = over
 		}
 		for _, m := range ms {
-			idx, ok := indices[m.Spec.NodeName]
+			idx, ok := indices[m.name]
 			if !ok {
 				continue
 			}
 			node := statusNode(m, clique, idx, prevNodes, now)
-			if m.Status.Ready {
+			if m.ready {
 				out.ready++
 			} else {
 				out.notReady = append(out.notReady, m)
@@ -179,7 +195,7 @@ func computeNodes(previous []v1beta1.ComputeDomainNode, fixed map[string]int32, 
 				}
 			}
 			if clique == "" {
-				out.noFabric = append(out.noFabric, m.Spec.NodeName)
+				out.noFabric = append(out.noFabric, m.name)
 			}
 			out.nodes = append(out.nodes, node)
 		}
@@ -193,19 +209,19 @@ func computeNodes(previous []v1beta1.ComputeDomainNode, fixed map[string]int32, 
 
 // statusNode is the status entry of member m holding index idx in clique. Its lastReadyTime carries over
 // from the previous entry in the same clique and is set to now when the daemon turns ready.
-func statusNode(m v1beta1.ComputeDomainMember, clique string, idx int32, prevNodes map[string]v1beta1.ComputeDomainNode, now metav1.Time) v1beta1.ComputeDomainNode {
+func statusNode(m member, clique string, idx int32, prevNodes map[string]v1beta1.ComputeDomainNode, now metav1.Time) v1beta1.ComputeDomainNode {
 	node := v1beta1.ComputeDomainNode{
-		Name:      m.Spec.NodeName,
-		IPAddress: m.Spec.IPAddress,
+		Name:      m.name,
+		IPAddress: m.ip,
 		CliqueID:  clique,
 		Index:     idx,
 		Status:    v1beta1.ComputeDomainStatusNotReady,
 	}
-	prev, hadPrev := prevNodes[m.Spec.NodeName]
+	prev, hadPrev := prevNodes[m.name]
 	if hadPrev && prev.CliqueID == clique {
 		node.LastReadyTime = prev.LastReadyTime
 	}
-	if m.Status.Ready {
+	if m.ready {
 		node.Status = v1beta1.ComputeDomainStatusReady
 		if !hadPrev || prev.Status != v1beta1.ComputeDomainStatusReady || node.LastReadyTime == nil {
 			node.LastReadyTime = ptr.To(now)
@@ -226,7 +242,7 @@ type cliquesResult struct {
 
 // computeCliques is the cliques pass: each clique's node counts (the ready ones among nodes) and channel.
 // The empty clique, of nodes without a multi-node fabric, gets no channel.
-func computeCliques(byClique map[string][]v1beta1.ComputeDomainMember, nodes []v1beta1.ComputeDomainNode, channels map[string]int32, channelErrs map[string]error) cliquesResult {
+func computeCliques(byClique map[string][]member, nodes []v1beta1.ComputeDomainNode, channels map[string]int32, channelErrs map[string]error) cliquesResult {
 	ready := map[string]int32{}
 	for _, n := range nodes {
 		if n.Status == v1beta1.ComputeDomainStatusReady {
@@ -299,13 +315,13 @@ func setConditions(status *v1beta1.ComputeDomainStatus, in conditionsInput) {
 func setCondition(s *v1beta1.ComputeDomainStatus, generation int64, now metav1.Time, c metav1.Condition) {
 	c.ObservedGeneration = generation
 	c.LastTransitionTime = now // used only when the condition's status changes
-	// Messages quote member records, which their daemons write: a status with a message past the API's
+	// Messages quote IMEXNodes, which the nodes' daemons write: a status with a message past the API's
 	// limit would be refused whole, so the cap applies to every condition.
 	c.Message = v1beta1.CapMessage(c.Message, v1beta1.MaxConditionMessageBytes)
 	meta.SetStatusCondition(&s.Conditions, c)
 }
 
-func daemonsReady(total, ready int32, notReady []v1beta1.ComputeDomainMember) metav1.Condition {
+func daemonsReady(total, ready int32, notReady []member) metav1.Condition {
 	c := metav1.Condition{Type: v1beta1.ComputeDomainConditionDaemonsReady}
 	switch {
 	case total == 0:
@@ -321,7 +337,7 @@ func daemonsReady(total, ready int32, notReady []v1beta1.ComputeDomainMember) me
 	return c
 }
 
-func degraded(lost []v1beta1.ComputeDomainMember) metav1.Condition {
+func degraded(lost []member) metav1.Condition {
 	c := metav1.Condition{Type: v1beta1.ComputeDomainConditionDegraded}
 	if len(lost) == 0 {
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ComputeDomainReasonHealthy
@@ -330,7 +346,7 @@ func degraded(lost []v1beta1.ComputeDomainMember) metav1.Condition {
 	}
 	c.Status, c.Reason = metav1.ConditionTrue, v1beta1.ComputeDomainReasonPeersLost
 	for _, m := range lost {
-		if !conditionTrue(m, v1beta1.ComputeDomainMemberConditionIMEXReady) {
+		if m.daemonLost {
 			c.Reason = v1beta1.ComputeDomainReasonDaemonLost
 			break
 		}
@@ -392,68 +408,27 @@ func readyCondition(in conditionsInput) metav1.Condition {
 	return c
 }
 
-// dedupeByNode keeps one record per node: the newest, should a node ever have two.
-func dedupeByNode(members []v1beta1.ComputeDomainMember) []v1beta1.ComputeDomainMember {
-	byNode := map[string]v1beta1.ComputeDomainMember{}
-	for _, m := range members {
-		if m.Spec.NodeName == "" {
-			continue
-		}
-		if old, ok := byNode[m.Spec.NodeName]; ok && !old.CreationTimestamp.Before(&m.CreationTimestamp) {
-			continue
-		}
-		byNode[m.Spec.NodeName] = m
-	}
-	out := make([]v1beta1.ComputeDomainMember, 0, len(byNode))
-	for _, m := range byNode {
-		out = append(out, m)
-	}
-	sortMembers(out)
-	return out
-}
-
-func sortMembers(ms []v1beta1.ComputeDomainMember) {
-	sort.Slice(ms, func(i, j int) bool { return ms[i].Spec.NodeName < ms[j].Spec.NodeName })
-}
-
-func conditionTrue(m v1beta1.ComputeDomainMember, condType string) bool {
-	return meta.IsStatusConditionTrue(m.Status.Conditions, condType)
-}
-
-// maxCauseBytes bounds what one member's cause adds to a domain condition: maxNamed of them stay far below
-// the condition's limit, whatever a member record says.
-const maxCauseBytes = 1024
-
-// cause says why a member is not ready, from the first of its conditions that is not True, at most
-// maxCauseBytes long.
-func cause(m v1beta1.ComputeDomainMember) string {
-	for _, t := range []string{v1beta1.ComputeDomainMemberConditionIMEXReady, v1beta1.ComputeDomainMemberConditionPeersConnected} {
-		c := meta.FindStatusCondition(m.Status.Conditions, t)
-		if c == nil || c.Status == metav1.ConditionTrue {
-			continue
-		}
-		return v1beta1.CapMessage(fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message), maxCauseBytes)
-	}
-	return "daemon has not reported ready"
+func sortMembers(ms []member) {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 }
 
 // causes names each member (up to maxNamed) with its cause.
-func causes(ms []v1beta1.ComputeDomainMember) string {
+func causes(ms []member) string {
 	var parts []string
 	for i, m := range ms {
 		if i == maxNamed {
 			parts = append(parts, fmt.Sprintf("and %d more", len(ms)-maxNamed))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("node %s (%s)", m.Spec.NodeName, cause(m)))
+		parts = append(parts, fmt.Sprintf("node %s (%s)", m.name, m.cause))
 	}
 	return strings.Join(parts, "; ")
 }
 
-func nodeNames(ms []v1beta1.ComputeDomainMember) string {
+func nodeNames(ms []member) string {
 	ns := make([]string, len(ms))
 	for i, m := range ms {
-		ns[i] = m.Spec.NodeName
+		ns[i] = m.name
 	}
 	return names(ns)
 }

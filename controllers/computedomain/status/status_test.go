@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package membership
+package status
 
 import (
 	"errors"
@@ -37,13 +37,25 @@ const (
 )
 
 var (
-	t0      = metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	t1      = metav1.NewTime(t0.Add(time.Minute))
-	baseCD  = utiltesting.MakeComputeDomain("job", "team-a").UID("0f3c9a7e-0000").Generation(1)
-	readyIn = func(node, clique string) v1beta1.ComputeDomainMember {
-		return *utiltesting.MakeComputeDomainMember(baseCD.Obj(), node, opNS).Clique(clique).IP("10.0.0." + node[len(node)-1:]).Ready().Obj()
+	t0     = metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	t1     = metav1.NewTime(t0.Add(time.Minute))
+	baseCD = utiltesting.MakeComputeDomain("job", "team-a").UID("0f3c9a7e-0000").Generation(1)
+	// readyIn is a node whose daemon is ready in clique, listed by the clique's ensemble; in the empty clique,
+	// a node without a multi-node fabric.
+	readyIn = func(node, clique string) Node {
+		if clique == "" {
+			return Node{Name: node, NoFabric: true}
+		}
+		return inEnsemble(utiltesting.MakeIMEXNode(node, opNS).Clique(clique).IP("10.0.0." + node[len(node)-1:]).Ready())
 	}
 )
+
+// inEnsemble is the node of an IMEXNode as its clique's ensemble lists it: at the index its name's last
+// digit less one (n1 at 0).
+func inEnsemble(w *utiltesting.IMEXNodeWrapper) Node {
+	idx := int32(w.Name[len(w.Name)-1]) - '1'
+	return Node{Name: w.Name, IMEX: w.Obj(), Index: &idx}
+}
 
 // cond is the part of a condition a case asserts: status/reason, and substrings its message must hold.
 type cond struct {
@@ -55,7 +67,7 @@ type cond struct {
 func TestCompute(t *testing.T) {
 	cases := map[string]struct {
 		domain       *v1beta1.ComputeDomain
-		members      []v1beta1.ComputeDomainMember
+		nodes        []Node
 		channels     map[string]int32
 		channelErrs  map[string]error
 		blocker      *Blocker
@@ -80,7 +92,7 @@ func TestCompute(t *testing.T) {
 		},
 		"four ready daemons in one clique make the domain Ready with indices 0..3 and the clique's channel": {
 			domain:   baseCD.Clone().Obj(),
-			members:  []v1beta1.ComputeDomainMember{readyIn("n4", rackA), readyIn("n2", rackA), readyIn("n1", rackA), readyIn("n3", rackA)},
+			nodes:    []Node{readyIn("n4", rackA), readyIn("n2", rackA), readyIn("n1", rackA), readyIn("n3", rackA)},
 			channels: map[string]int32{rackA: 3},
 			wantNodes: []v1beta1.ComputeDomainNode{
 				{Name: "n1", IPAddress: "10.0.0.1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t1},
@@ -99,9 +111,9 @@ func TestCompute(t *testing.T) {
 		},
 		"a daemon still joining keeps the domain not Ready and is named, but the domain is not Degraded": {
 			domain: baseCD.Clone().Obj(),
-			members: []v1beta1.ComputeDomainMember{
+			nodes: []Node{
 				readyIn("n1", rackA),
-				*utiltesting.MakeComputeDomainMember(baseCD.Obj(), "n2", opNS).Clique(rackA).NotReady("IMEXReady", "Starting", "waiting for peers file").Obj(),
+				inEnsemble(utiltesting.MakeIMEXNode("n2", opNS).Clique(rackA).NotReady("IMEXReady", "Starting", "waiting for peers file")),
 			},
 			channels:     map[string]int32{rackA: 1},
 			skipNodeDiff: true,
@@ -114,13 +126,45 @@ func TestCompute(t *testing.T) {
 				"Degraded":     {Status: "False", Reason: "Healthy"},
 			},
 		},
+		"a node with no trusted IMEX daemon is not ready and named with the cause NoIMEXDaemon": {
+			domain:       baseCD.Clone().Obj(),
+			nodes:        []Node{readyIn("n1", rackA), {Name: "n2"}},
+			channels:     map[string]int32{rackA: 1},
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: "", TotalNodes: 1}, {CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 1, TotalNodes: 1}},
+			wantStatus:   v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:   [2]int32{1, 2},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "DaemonsNotReady", Contains: []string{"n2"}},
+				"DaemonsReady": {Status: "False", Reason: "DaemonsNotReady", Contains: []string{"node n2 (IMEXReady=False NoIMEXDaemon: no long-lived IMEX daemon reports for node n2"}},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
+		"a node whose daemon is ready but that its clique's ensemble does not list yet is not ready (NotInEnsemble)": {
+			domain: baseCD.Clone().Obj(),
+			nodes: []Node{readyIn("n1", rackA), func() Node {
+				n := readyIn("n2", rackA)
+				n.Index = nil
+				return n
+			}()},
+			channels:     map[string]int32{rackA: 1},
+			skipNodeDiff: true,
+			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 1, TotalNodes: 2}},
+			wantStatus:   v1beta1.ComputeDomainStatusNotReady,
+			wantCounts:   [2]int32{1, 2},
+			wantConds: map[string]cond{
+				"Ready":        {Status: "False", Reason: "DaemonsNotReady", Contains: []string{"n2"}},
+				"DaemonsReady": {Status: "False", Reason: "DaemonsNotReady", Contains: []string{"node n2 (IMEXReady=False NotInEnsemble: the IMEX ensemble of clique " + rackA + " does not list node n2 yet)"}},
+				"Degraded":     {Status: "False", Reason: "Healthy"},
+			},
+		},
 		"a node whose IMEX process died after it was ready makes the domain Degraded, naming the node and the cause": {
 			domain: baseCD.Clone().
 				Node(v1beta1.ComputeDomainNode{Name: "n1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t0}).
 				Node(v1beta1.ComputeDomainNode{Name: "n2", CliqueID: rackA, Index: 1, Status: "Ready", LastReadyTime: &t0}).Obj(),
-			members: []v1beta1.ComputeDomainMember{
+			nodes: []Node{
 				readyIn("n1", rackA),
-				*utiltesting.MakeComputeDomainMember(baseCD.Obj(), "n2", opNS).Clique(rackA).IP("10.0.0.2").NotReady("IMEXReady", "ProcessExited", "nvidia-imex exited with signal 9; restarting").Obj(),
+				inEnsemble(utiltesting.MakeIMEXNode("n2", opNS).Clique(rackA).IP("10.0.0.2").NotReady("IMEXReady", "ProcessExited", "nvidia-imex exited with signal 9; restarting")),
 			},
 			channels: map[string]int32{rackA: 1},
 			wantNodes: []v1beta1.ComputeDomainNode{
@@ -139,8 +183,8 @@ func TestCompute(t *testing.T) {
 		"a degraded node stays Degraded on the next pass, after the status already says NotReady": {
 			domain: baseCD.Clone().
 				Node(v1beta1.ComputeDomainNode{Name: "n2", CliqueID: rackA, Index: 1, Status: "NotReady", LastReadyTime: &t0}).Obj(),
-			members: []v1beta1.ComputeDomainMember{
-				*utiltesting.MakeComputeDomainMember(baseCD.Obj(), "n2", opNS).Clique(rackA).NotReady("IMEXReady", "ProcessExited", "restarting").Obj(),
+			nodes: []Node{
+				inEnsemble(utiltesting.MakeIMEXNode("n2", opNS).Clique(rackA).NotReady("IMEXReady", "ProcessExited", "restarting")),
 			},
 			channels: map[string]int32{rackA: 1},
 			wantNodes: []v1beta1.ComputeDomainNode{
@@ -158,7 +202,7 @@ func TestCompute(t *testing.T) {
 		"a recovered node keeps the time it first became ready and clears Degraded": {
 			domain: baseCD.Clone().
 				Node(v1beta1.ComputeDomainNode{Name: "n1", CliqueID: rackA, Index: 0, Status: "NotReady", LastReadyTime: &t0}).Obj(),
-			members:  []v1beta1.ComputeDomainMember{readyIn("n1", rackA)},
+			nodes:    []Node{readyIn("n1", rackA)},
 			channels: map[string]int32{rackA: 1},
 			wantNodes: []v1beta1.ComputeDomainNode{
 				{Name: "n1", IPAddress: "10.0.0.1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t1},
@@ -175,12 +219,8 @@ func TestCompute(t *testing.T) {
 		"a node that lost its peers but whose IMEX runs is reported as PeersLost": {
 			domain: baseCD.Clone().
 				Node(v1beta1.ComputeDomainNode{Name: "n1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t0}).Obj(),
-			members: []v1beta1.ComputeDomainMember{func() v1beta1.ComputeDomainMember {
-				m := utiltesting.MakeComputeDomainMember(baseCD.Obj(), "n1", opNS).Clique(rackA).Ready().Obj()
-				m.Status.Ready = false
-				m.Status.Conditions[1].Status, m.Status.Conditions[1].Reason, m.Status.Conditions[1].Message = "False", "PeerDown", "peer 10.0.0.2 unreachable"
-				return *m
-			}()},
+			nodes: []Node{inEnsemble(utiltesting.MakeIMEXNode("n1", opNS).Clique(rackA).
+				NotReady(v1beta1.IMEXNodeConditionPeersConnected, "PeerDown", "peer 10.0.0.2 unreachable"))},
 			channels:     map[string]int32{rackA: 1},
 			skipNodeDiff: true,
 			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), TotalNodes: 1}},
@@ -194,7 +234,7 @@ func TestCompute(t *testing.T) {
 		},
 		"numNodes not reached keeps the domain waiting for nodes even when every member is ready": {
 			domain:       baseCD.Clone().NumNodes(4).Obj(),
-			members:      []v1beta1.ComputeDomainMember{readyIn("n1", rackA), readyIn("n2", rackA)},
+			nodes:        []Node{readyIn("n1", rackA), readyIn("n2", rackA)},
 			channels:     map[string]int32{rackA: 1},
 			skipNodeDiff: true,
 			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, Channel: ptr.To[int32](1), ReadyNodes: 2, TotalNodes: 2}},
@@ -208,7 +248,7 @@ func TestCompute(t *testing.T) {
 		},
 		"a domain spanning two racks forms one ensemble per clique, each with its own channel and indices from 0": {
 			domain:   baseCD.Clone().Obj(),
-			members:  []v1beta1.ComputeDomainMember{readyIn("a1", rackA), readyIn("a2", rackA), readyIn("b1", rackB)},
+			nodes:    []Node{readyIn("a1", rackA), readyIn("a2", rackA), readyIn("b1", rackB)},
 			channels: map[string]int32{rackA: 2, rackB: 1},
 			wantNodes: []v1beta1.ComputeDomainNode{
 				{Name: "a1", IPAddress: "10.0.0.1", CliqueID: rackA, Index: 0, Status: "Ready", LastReadyTime: &t1},
@@ -229,7 +269,7 @@ func TestCompute(t *testing.T) {
 		},
 		"a clique over the ensemble cap leaves the extra node out and says which": {
 			domain:       baseCD.Clone().Obj(),
-			members:      []v1beta1.ComputeDomainMember{readyIn("n1", rackA), readyIn("n2", rackA), readyIn("n3", rackA)},
+			nodes:        []Node{readyIn("n1", rackA), readyIn("n2", rackA), readyIn("n3", rackA)},
 			channels:     map[string]int32{rackA: 1},
 			limit:        2,
 			skipNodeDiff: true,
@@ -244,7 +284,7 @@ func TestCompute(t *testing.T) {
 		},
 		"a clique without a free channel is named in the Ready condition": {
 			domain:       baseCD.Clone().Obj(),
-			members:      []v1beta1.ComputeDomainMember{readyIn("n1", rackA)},
+			nodes:        []Node{readyIn("n1", rackA)},
 			channelErrs:  map[string]error{rackA: errors.New("all 2047 channels are held by other domains")},
 			skipNodeDiff: true,
 			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: rackA, ReadyNodes: 1, TotalNodes: 1}},
@@ -258,7 +298,7 @@ func TestCompute(t *testing.T) {
 		},
 		"nodes without a multi-node fabric make the domain Ready with no channel, and the status says so": {
 			domain:       baseCD.Clone().Obj(),
-			members:      []v1beta1.ComputeDomainMember{readyIn("h1", ""), readyIn("h2", "")},
+			nodes:        []Node{readyIn("h1", ""), readyIn("h2", "")},
 			skipNodeDiff: true,
 			wantCliques:  []v1beta1.ComputeDomainClique{{CliqueID: "", ReadyNodes: 2, TotalNodes: 2}},
 			wantStatus:   v1beta1.ComputeDomainStatusReady,
@@ -272,7 +312,7 @@ func TestCompute(t *testing.T) {
 		"a clique whose members left keeps its channel until the domain is deleted": {
 			domain: baseCD.Clone().
 				Clique(v1beta1.ComputeDomainClique{CliqueID: rackB, Channel: ptr.To[int32](5), TotalNodes: 1}).Obj(),
-			members:      []v1beta1.ComputeDomainMember{readyIn("a1", rackA)},
+			nodes:        []Node{readyIn("a1", rackA)},
 			channels:     map[string]int32{rackA: 1, rackB: 5},
 			skipNodeDiff: true,
 			wantCliques: []v1beta1.ComputeDomainClique{
@@ -289,7 +329,7 @@ func TestCompute(t *testing.T) {
 		},
 		"a blocker such as a foreign claim template keeps the domain not Ready with its reason": {
 			domain:       baseCD.Clone().Obj(),
-			members:      []v1beta1.ComputeDomainMember{readyIn("n1", rackA)},
+			nodes:        []Node{readyIn("n1", rackA)},
 			channels:     map[string]int32{rackA: 1},
 			blocker:      &Blocker{Reason: "ClaimTemplateConflict", Message: "ResourceClaimTemplate team-a/job-channel exists and is not owned by this domain"},
 			skipNodeDiff: true,
@@ -329,7 +369,7 @@ func TestCompute(t *testing.T) {
 		},
 		"a scheduler verdict left over once the workload runs does not hide how the daemons are doing": {
 			domain:   baseCD.Clone().NumNodes(1).Obj(),
-			members:  []v1beta1.ComputeDomainMember{readyIn("n1", rackA)},
+			nodes:    []Node{readyIn("n1", rackA)},
 			channels: map[string]int32{rackA: 2},
 			placement: &Placement{Status: metav1.ConditionTrue, Reason: "CliqueGang", Message: "gang of 1",
 				Unschedulable: "no clique"},
@@ -373,7 +413,7 @@ func TestCompute(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got := Compute(Input{
 				Domain:            tc.domain,
-				Members:           tc.members,
+				Nodes:             tc.nodes,
 				Channels:          tc.channels,
 				ChannelErrors:     tc.channelErrs,
 				Blocker:           tc.blocker,
@@ -422,11 +462,16 @@ func TestCompute(t *testing.T) {
 }
 
 func TestComputeKeepsIndicesAcrossPasses(t *testing.T) {
-	// n2 joins first and gets 0; n1 joins later and must not take n2's index although it sorts first.
+	// The ensemble lists n2 first at 0; n1 joins later at 1 and must keep it although it sorts first. A node
+	// the ensemble does not list yet keeps the index it had in the domain's status.
+	at := func(n Node, idx int32) Node {
+		n.Index = &idx
+		return n
+	}
 	cd := baseCD.Clone().Obj()
-	first := Compute(Input{Domain: cd, Members: []v1beta1.ComputeDomainMember{readyIn("n2", rackA)}, Channels: map[string]int32{rackA: 1}, Now: t0})
+	first := Compute(Input{Domain: cd, Nodes: []Node{at(readyIn("n2", rackA), 0)}, Channels: map[string]int32{rackA: 1}, Now: t0})
 	cd.Status = first
-	second := Compute(Input{Domain: cd, Members: []v1beta1.ComputeDomainMember{readyIn("n1", rackA), readyIn("n2", rackA)}, Channels: map[string]int32{rackA: 1}, Now: t1})
+	second := Compute(Input{Domain: cd, Nodes: []Node{at(readyIn("n1", rackA), 1), at(readyIn("n2", rackA), 0)}, Channels: map[string]int32{rackA: 1}, Now: t1})
 	got := map[string]int32{}
 	for _, n := range second.Nodes {
 		got[n.Name] = n.Index
@@ -437,6 +482,15 @@ func TestComputeKeepsIndicesAcrossPasses(t *testing.T) {
 	// The Ready condition's transition time stays at the first pass's, since it stayed True.
 	if a, b := readyTransition(first), readyTransition(second); !a.Equal(&b) {
 		t.Errorf("Ready transition time moved from %v to %v although Ready stayed True", a, b)
+	}
+	cd.Status = second
+	unlisted := readyIn("n1", rackA)
+	unlisted.Index = nil
+	third := Compute(Input{Domain: cd, Nodes: []Node{unlisted, at(readyIn("n2", rackA), 0)}, Channels: map[string]int32{rackA: 1}, Now: t1})
+	for _, n := range third.Nodes {
+		if n.Name == "n1" && (n.Index != 1 || n.Status != v1beta1.ComputeDomainStatusNotReady) {
+			t.Errorf("n1 out of its ensemble: index %d status %s, want index 1 NotReady", n.Index, n.Status)
+		}
 	}
 }
 
@@ -450,26 +504,26 @@ func readyTransition(s v1beta1.ComputeDomainStatus) metav1.Time {
 }
 
 func TestCliques(t *testing.T) {
-	members := []v1beta1.ComputeDomainMember{readyIn("b1", rackB), readyIn("a1", rackA), readyIn("h1", ""), readyIn("a2", rackA)}
-	if diff := cmp.Diff([]string{rackA, rackB}, Cliques(members)); diff != "" {
+	nodes := []Node{readyIn("b1", rackB), readyIn("a1", rackA), readyIn("h1", ""), readyIn("a2", rackA)}
+	if diff := cmp.Diff([]string{rackA, rackB}, Cliques(nodes)); diff != "" {
 		t.Errorf("cliques (-want +got):\n%s", diff)
 	}
 }
 
-// TestComputeCapsMessagesOfMaximumSizeMembers: twelve not-ready members whose daemons wrote the longest
+// TestComputeCapsMessagesOfMaximumSizeNodes: twelve not-ready members whose daemons wrote the longest
 // messages the API allows, on nodes with the longest names, still yield conditions the API accepts (each
 // message at most v1beta1.MaxConditionMessageBytes); without the cap the DaemonsReady message was ~330 KB and
 // every status write was refused.
-func TestComputeCapsMessagesOfMaximumSizeMembers(t *testing.T) {
+func TestComputeCapsMessagesOfMaximumSizeNodes(t *testing.T) {
 	huge := strings.Repeat("x", v1beta1.MaxConditionMessageBytes)
-	var members []v1beta1.ComputeDomainMember
+	var nodes []Node
 	for i := range 12 {
 		node := fmt.Sprintf("%s-%02d", strings.Repeat("n", 250), i)
-		members = append(members, *utiltesting.MakeComputeDomainMember(baseCD.Obj(), node, opNS).
+		nodes = append(nodes, inEnsemble(utiltesting.MakeIMEXNode(node, opNS).
 			Clique(rackA).IP(fmt.Sprintf("10.0.1.%d", i)).
-			NotReady(v1beta1.ComputeDomainMemberConditionIMEXReady, "IMEXNotReady", huge).Obj())
+			NotReady(v1beta1.IMEXNodeConditionIMEXReady, "IMEXNotReady", huge)))
 	}
-	status := Compute(Input{Domain: baseCD.Clone().NumNodes(12).Obj(), Members: members, Channels: map[string]int32{rackA: 1}, Now: t0})
+	status := Compute(Input{Domain: baseCD.Clone().NumNodes(12).Obj(), Nodes: nodes, Channels: map[string]int32{rackA: 1}, Now: t0})
 	if len(status.Conditions) == 0 {
 		t.Fatal("no conditions")
 	}
