@@ -36,7 +36,7 @@ const (
 )
 
 func testConfig() Config {
-	return Config{OperatorNamespace: testOperatorNS, DaemonImage: "registry.example/cd:v1"}.WithDefaults()
+	return Config{OperatorNamespace: testOperatorNS}.WithDefaults()
 }
 
 // claimView is what a claim template says, flattened for comparison.
@@ -116,32 +116,6 @@ func TestWorkloadClaimTemplate(t *testing.T) {
 				t.Errorf("workload claim template (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestDaemonClaimTemplate(t *testing.T) {
-	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
-	cfg := testConfig()
-	cfg.DriverName = "cd.test.example.com"
-	cfg.DaemonDeviceClass = "cd-daemon.test.example.com"
-	rct, err := DaemonClaimTemplate(cd, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := claimView{
-		Namespace: testOperatorNS, Name: "cd-" + testUID + "-daemon",
-		Class: "cd-daemon.test.example.com", Count: 1, Driver: "cd.test.example.com",
-		Config: &v1beta1.ComputeDomainDaemonConfig{
-			TypeMeta: metav1.TypeMeta{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomainDaemonConfig"},
-			DomainID: testUID,
-		},
-		Labels: map[string]string{v1beta1.ManagedByLabelKey: v1beta1.ManagedByLabelValue, v1beta1.ComputeDomainLabelKey: testUID},
-	}
-	if diff := cmp.Diff(want, viewOf(t, rct)); diff != "" {
-		t.Errorf("daemon claim template (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(map[string]string{v1beta1.DomainNamespaceAnnotation: "team-a", v1beta1.DomainNameAnnotation: "job"}, rct.Annotations); diff != "" {
-		t.Errorf("annotations that map the template back to its domain (-want +got):\n%s", diff)
 	}
 }
 

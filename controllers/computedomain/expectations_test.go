@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,24 +29,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 // TestIndicesSurviveALaggingCache reconciles against a client whose reads of the domain never show the
-// controller's own status writes, as an informer cache does for a while after each write. Indices must
-// stay where the controller first put them.
+// controller's own status writes, as an informer cache does for a while after each write. The nodes' daemons
+// report, but their clique's ensemble does not list them yet, so their indices come from the domain's
+// previous status: they must stay where the controller first put them.
 func TestIndicesSurviveALaggingCache(t *testing.T) {
 	ctx := context.Background()
 	scheme := testScheme(t)
 	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Obj()
 	stale := cd.DeepCopy()
+	claimOn := func(node string) *resourcev1.ResourceClaim {
+		c := workloadClaim("worker-"+node, allocatedOn(node), true)
+		c.Labels = map[string]string{v1beta1.WorkloadClaimLabelKey: testUID}
+		return &c
+	}
 	base := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(cd, utiltesting.MakeComputeDomainMember(cd, "n2", testOperatorNS).Clique("c.1").OwnedBy("imex-n2", "pod-n2").Obj(),
-			daemonPod(cd, "n2", "10.0.0.2"), daemonPod(cd, "n1", "10.0.0.1")).
-		WithStatusSubresource(&v1beta1.ComputeDomain{}).
-		WithIndex(&v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField, func(o client.Object) []string {
-			return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
-		}).Build()
+		WithObjects(cd, claimOn("n2"),
+			utiltesting.MakeIMEXNode("n2", testOperatorNS).Clique("c.1").IP("10.0.0.2").OwnedBy("imex-n2", "pod-n2").Ready().Obj(),
+			daemonPod("n2", "10.0.0.2"), daemonPod("n1", "10.0.0.1")).
+		WithStatusSubresource(&v1beta1.ComputeDomain{}).Build()
 	lagging := interceptor.NewClient(base, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if err := c.Get(ctx, key, obj, opts...); err != nil {
@@ -63,8 +69,10 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 		t.Fatalf("first reconcile: %v", err)
 	}
 	// n1 joins after n2 and sorts before it: it must take the next free index, not n2's.
-	if err := base.Create(ctx, utiltesting.MakeComputeDomainMember(cd, "n1", testOperatorNS).Clique("c.1").OwnedBy("imex-n1", "pod-n1").Obj()); err != nil {
-		t.Fatal(err)
+	for _, o := range []client.Object{claimOn("n1"), utiltesting.MakeIMEXNode("n1", testOperatorNS).Clique("c.1").IP("10.0.0.1").OwnedBy("imex-n1", "pod-n1").Ready().Obj()} {
+		if err := base.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatalf("second reconcile: %v", err)
@@ -82,16 +90,15 @@ func TestIndicesSurviveALaggingCache(t *testing.T) {
 	}
 }
 
-// daemonPod is the domain's IMEX daemon pod on a node, running at ip, as the DaemonSet controller and the
-// kubelet would leave it: what makes the node's member record count (membership.Trust).
-func daemonPod(cd *v1beta1.ComputeDomain, node, ip string) *corev1.Pod {
+// daemonPod is the long-lived IMEX daemon pod on a node, running at ip, as the DaemonSet controller and the
+// kubelet would leave it: what makes the node's IMEXNode count (imexclique.TrustNodes).
+func daemonPod(node, ip string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   testOperatorNS,
-			Name:        "imex-" + node,
-			UID:         types.UID("pod-" + node),
-			Labels:      map[string]string{AppLabelKey: DaemonAppLabelValue, v1beta1.ComputeDomainLabelKey: string(cd.UID)},
-			Annotations: domainAnnotations(cd),
+			Namespace: testOperatorNS,
+			Name:      "imex-" + node,
+			UID:       types.UID("pod-" + node),
+			Labels:    map[string]string{imexclique.AppLabelKey: imexclique.AppLabelValue, imexclique.ComponentLabelKey: imexclique.ComponentLabelValue},
 		},
 		Spec:   corev1.PodSpec{NodeName: node},
 		Status: corev1.PodStatus{PodIP: ip},

@@ -20,10 +20,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,25 +29,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
 )
 
-var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, func() {
+var _ = Describe("ComputeDomain controller and the long-lived IMEX daemons", Ordered, func() {
 	var (
 		ctx context.Context
 		ns  string
 	)
-
-	BeforeAll(func() {
-		By("restarting the controller in the Clique IMEX mode")
-		stop()
-		startController(func(c *computedomain.Config) { c.IMEXMode = v1beta1.IMEXModeClique })
-		DeferCleanup(func() {
-			stop()
-			startController()
-		})
-	})
 
 	BeforeEach(func() {
 		ctx = context.Background()
@@ -79,12 +66,17 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, fu
 			Expect(n.IPAddress).To(HavePrefix("127.0.70."))
 		}
 
-		By("creating neither a DaemonSet nor a daemon claim template")
-		Consistently(func() bool {
-			ds := apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonSetName(cd.UID)}, &appsv1.DaemonSet{}))
-			tmpl := apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: computedomain.DaemonClaimTemplateName(cd.UID)}, &resourcev1.ResourceClaimTemplate{}))
-			return ds && tmpl
-		}).WithTimeout(consistently).WithPolling(poll).Should(BeTrue())
+		By("creating no pod and no claim template of its own in the operator namespace")
+		Consistently(func(g Gomega) {
+			var templates resourcev1.ResourceClaimTemplateList
+			g.Expect(k8s.List(ctx, &templates, client.InNamespace(operatorNamespace))).To(Succeed())
+			g.Expect(templates.Items).To(BeEmpty())
+			var daemons corev1.PodList
+			g.Expect(k8s.List(ctx, &daemons, client.InNamespace(operatorNamespace))).To(Succeed())
+			for _, p := range daemons.Items {
+				g.Expect(p.Labels).To(Equal(cliqueDaemonLabels()), "pod %s is not a long-lived daemon", p.Name)
+			}
+		}).WithTimeout(consistently).WithPolling(poll).Should(Succeed())
 
 		By("giving a second domain in the same clique another channel")
 		other := createDomain(ctx, "next-on-cliques", ns)
@@ -111,7 +103,7 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, fu
 		Expect(k8s.Delete(ctx, &v1beta1.IMEXNode{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "q9-n0"}})).To(Succeed())
 		waitForEnsemble(ctx, clique, 2)
 		stop()
-		startController(func(c *computedomain.Config) { c.IMEXMode = v1beta1.IMEXModeClique })
+		startController()
 		applyIMEXNode(ctx, "q9-n3", clique, "127.0.90.3", true)
 		after := waitForEnsemble(ctx, clique, 3)
 		Expect(after["q9-n1"]).To(Equal(before["q9-n1"]))
@@ -147,16 +139,7 @@ var _ = Describe("ComputeDomain controller in the Clique IMEX mode", Ordered, fu
 	})
 })
 
-var _ = Describe("ComputeDomain controller in the Clique IMEX mode, on a node without a fabric", Ordered, func() {
-	BeforeAll(func() {
-		stop()
-		startController(func(c *computedomain.Config) { c.IMEXMode = v1beta1.IMEXModeClique })
-		DeferCleanup(func() {
-			stop()
-			startController()
-		})
-	})
-
+var _ = Describe("ComputeDomain controller on a node without a fabric", Ordered, func() {
 	It("forms a domain on a node without a clique label and no long-lived daemon, as NoFabric", func() {
 		ctx := context.Background()
 		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hgx-"}}
@@ -187,7 +170,7 @@ func applyIMEXNode(ctx context.Context, node, clique, ip string, ready bool) {
 	applyIMEXNodeOwnedBy(ctx, node, clique, ip, pod)
 	if ready {
 		status := map[string]any{"ready": true, "conditions": []any{
-			map[string]any{"type": v1beta1.ComputeDomainMemberConditionIMEXReady, "status": "True", "reason": "Ready", "message": "IMEX answers READY", "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")},
+			map[string]any{"type": v1beta1.IMEXNodeConditionIMEXReady, "status": "True", "reason": "Ready", "message": "IMEX answers READY", "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")},
 		}}
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": v1beta1.GroupVersion.String(), "kind": "IMEXNode",

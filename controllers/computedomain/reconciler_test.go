@@ -17,6 +17,7 @@ package computedomain
 import (
 	"context"
 	"errors"
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"testing"
 
@@ -56,17 +57,6 @@ func TestReconcileResultAndStatus(t *testing.T) {
 			wantResult: ctrl.Result{RequeueAfter: blockedRetry},
 			wantReady:  v1beta1.ComputeDomainReasonClaimTemplateConflict,
 		},
-		"a blocked domain whose daemon claim template cannot be created returns the error alone, and its status": {
-			objects: []client.Object{foreignTemplate.DeepCopy()},
-			funcs: interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				if _, ok := obj.(*resourcev1.ResourceClaimTemplate); ok && obj.GetNamespace() == testOperatorNS {
-					return errInjected
-				}
-				return c.Create(ctx, obj, opts...)
-			}},
-			wantErr:   "daemon ResourceClaimTemplate",
-			wantReady: v1beta1.ComputeDomainReasonClaimTemplateConflict,
-		},
 		"a blocked domain whose status write fails returns the error alone": {
 			objects: []client.Object{foreignTemplate.DeepCopy()},
 			funcs: interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
@@ -84,14 +74,14 @@ func TestReconcileResultAndStatus(t *testing.T) {
 			wantErr:   "list workload ResourceClaims of team-a/job",
 			wantReady: v1beta1.ComputeDomainReasonNoWorkload,
 		},
-		"a domain whose members cannot be listed keeps its status: one computed without them would drop the nodes' indices": {
+		"a domain whose IMEX daemons cannot be listed keeps its status: one computed without them would drop the nodes' indices": {
 			funcs: interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-				if _, ok := list.(*v1beta1.ComputeDomainMemberList); ok {
+				if _, ok := list.(*corev1.PodList); ok {
 					return errInjected
 				}
 				return c.List(ctx, list, opts...)
 			}},
-			wantErr: "list ComputeDomainMembers of team-a/job",
+			wantErr: "list the long-lived IMEX daemon pods",
 		},
 	}
 	for name, tc := range cases {
@@ -100,10 +90,7 @@ func TestReconcileResultAndStatus(t *testing.T) {
 			cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Generation(2).Node(previous).Obj()
 			server := fake.NewClientBuilder().WithScheme(testScheme(t)).
 				WithObjects(append(tc.objects, cd)...).
-				WithStatusSubresource(&v1beta1.ComputeDomain{}).
-				WithIndex(&v1beta1.ComputeDomainMember{}, v1beta1.ComputeDomainMemberDomainUIDField, func(o client.Object) []string {
-					return []string{o.(*v1beta1.ComputeDomainMember).Spec.DomainUID}
-				}).Build()
+				WithStatusSubresource(&v1beta1.ComputeDomain{}).Build()
 			r := newTestReconciler(t, interceptor.NewClient(server, tc.funcs), server)
 
 			result, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "job"}})

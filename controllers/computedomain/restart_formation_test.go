@@ -29,9 +29,9 @@ import (
 )
 
 var _ = Describe("ComputeDomain controller restarted in the middle of a formation", func() {
-	// The restarted controller holds nothing of its predecessor in memory: the channels, the indices and the
-	// daemons' placement come from the API (the domains' statuses, the DaemonSets, the member records).
-	It("yields the same channels and indices for a 64-node domain as an uninterrupted formation", func() {
+	// The restarted controller holds nothing of its predecessor in memory: the channels and the indices come
+	// from the API (the domains' statuses, the IMEXCliques, the IMEXNodes).
+	It("yields the same channels for a 32-node domain as an uninterrupted formation, and the ensembles' indices", func() {
 		ctx := context.Background()
 		namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "restart-"}}
 		Expect(k8s.Create(ctx, namespace)).To(Succeed())
@@ -41,8 +41,8 @@ var _ = Describe("ComputeDomain controller restarted in the middle of a formatio
 		join := func(cd *v1beta1.ComputeDomain, prefix string, octet, first, last int) {
 			for n := first; n < last; n++ {
 				for r, rack := range racks {
-					applyMember(ctx, utiltesting.MakeComputeDomainMember(cd, fmt.Sprintf("%s-r%d-n%02d", prefix, r, n), operatorNamespace).Clique(rack).
-						IP(fmt.Sprintf("127.%d.%d.%d", octet, r, n+1)).Ready().Obj())
+					joinNode(ctx, cd, utiltesting.MakeIMEXNode(fmt.Sprintf("%s-r%d-n%02d", prefix, r, n), operatorNamespace).Clique(rack).
+						IP(fmt.Sprintf("127.%d.%d.%d", octet, r, n+1)).Ready())
 				}
 			}
 		}
@@ -56,28 +56,33 @@ var _ = Describe("ComputeDomain controller restarted in the middle of a formatio
 			return out
 		}
 
+		// One NVL72 rack holds 18 nodes: each domain takes 8 trays of each of the four racks.
 		By("forming one domain uninterrupted")
 		steady := createDomain(ctx, "steady", ns)
-		join(steady, "s", 20, 0, 16)
-		readyChannels(ctx, steady, 64)
+		join(steady, "s", 20, 0, 8)
+		readyChannels(ctx, steady, 32)
 
 		By("forming another, half of its nodes before a restart of the controller and half after")
 		restarted := createDomain(ctx, "restarted", ns)
-		join(restarted, "k", 21, 0, 8)
-		before := readyChannels(ctx, restarted, 32)
+		join(restarted, "k", 21, 0, 4)
+		before := readyChannels(ctx, restarted, 16)
 		halfway := indices(restarted, "k")
 		stop()
 		startController()
-		join(restarted, "k", 21, 8, 16)
-		after := readyChannels(ctx, restarted, 64)
+		join(restarted, "k", 21, 4, 8)
+		after := readyChannels(ctx, restarted, 32)
 
 		Expect(after).To(Equal(before), "the restart moved a channel")
 		final := indices(restarted, "k")
 		for node, idx := range halfway {
 			Expect(final).To(HaveKeyWithValue(node, idx), "the restart moved node %s's index", node)
 		}
-		Expect(final).To(Equal(indices(steady, "s")), "indices differ from the uninterrupted formation's")
-		steadyChannels := readyChannels(ctx, steady, 64)
+		got := &v1beta1.ComputeDomain{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(restarted), got)).To(Succeed())
+		for _, n := range got.Status.Nodes {
+			Expect(n.Index).To(Equal(ensembleIndices(ctx, n.CliqueID)[n.Name]), "node %s's index is not its ensemble's", n.Name)
+		}
+		steadyChannels := readyChannels(ctx, steady, 32)
 		for rack, ch := range after {
 			Expect(steadyChannels[rack]).NotTo(Equal(ch), "two live domains share channel %d in clique %s", ch, rack)
 		}

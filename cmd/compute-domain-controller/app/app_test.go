@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 )
@@ -32,36 +31,29 @@ func TestFlags(t *testing.T) {
 		wantErr string
 	}{
 		"the required flags and defaults for everything else": {
-			args: []string{"--namespace=nvidia-dra", "--daemon-image=registry.example/cd:v1"},
+			args: []string{"--namespace=nvidia-dra"},
 			want: computedomain.Config{
 				OperatorNamespace: "nvidia-dra", DriverName: "compute-domain.nvidia.com",
-				ChannelDeviceClass: "compute-domain-default-channel.nvidia.com", DaemonDeviceClass: "compute-domain-daemon.nvidia.com",
-				DaemonImage: "registry.example/cd:v1", DaemonImagePullPolicy: corev1.PullIfNotPresent,
-				DaemonCommand: []string{"compute-domain-daemon"}, DaemonServiceAccount: "compute-domain-daemon",
-				MaxNodesPerClique: 18, MaxChannels: 2048, IMEXMode: "Domain", StatusWriteInterval: 500 * time.Millisecond,
+				ChannelDeviceClass: "compute-domain-default-channel.nvidia.com",
+				MaxNodesPerClique:  18, MaxChannels: 2048, StatusWriteInterval: 500 * time.Millisecond,
 				GPUDriverName: "gpu.nvidia.com",
 			},
 		},
 		"an isolated install with its own driver and classes": {
-			args: []string{"--namespace=sim", "--daemon-image=x", "--driver-name=cd.sim.example.com",
-				"--channel-device-class=ch.sim", "--daemon-device-class=dm.sim", "--daemon-command=/bin/daemon --fast",
-				"--daemon-image-pull-policy=Never", "--max-nodes-per-clique=4", "--clique-placement-fallback", "--gpu-driver-name=gpu.sim.example.com"},
+			args: []string{"--namespace=sim", "--driver-name=cd.sim.example.com",
+				"--channel-device-class=ch.sim", "--max-nodes-per-clique=4", "--clique-placement-fallback", "--gpu-driver-name=gpu.sim.example.com"},
 			want: computedomain.Config{
 				OperatorNamespace: "sim", DriverName: "cd.sim.example.com",
-				ChannelDeviceClass: "ch.sim", DaemonDeviceClass: "dm.sim",
-				DaemonImage: "x", DaemonImagePullPolicy: corev1.PullNever,
-				DaemonCommand: []string{"/bin/daemon", "--fast"}, DaemonServiceAccount: "compute-domain-daemon",
-				MaxNodesPerClique: 4, MaxChannels: 2048, IMEXMode: "Domain", StatusWriteInterval: 500 * time.Millisecond,
+				ChannelDeviceClass: "ch.sim",
+				MaxNodesPerClique:  4, MaxChannels: 2048, StatusWriteInterval: 500 * time.Millisecond,
 				CliquePlacement: true, GPUDriverName: "gpu.sim.example.com",
 			},
 		},
-		"no daemon image":        {args: []string{"--namespace=a"}, wantErr: "--daemon-image: must be set"},
-		"no namespace":           {args: []string{"--daemon-image=x"}, wantErr: "--namespace: must be set"},
-		"a bad pull policy":      {args: []string{"--namespace=a", "--daemon-image=x", "--daemon-image-pull-policy=Sometimes"}, wantErr: "allowed values: Always, IfNotPresent, Never"},
-		"a stray argument":       {args: []string{"--namespace=a", "--daemon-image=x", "extra"}, wantErr: "unexpected arguments"},
-		"zero workers":           {args: []string{"--namespace=a", "--daemon-image=x", "--workers=0"}, wantErr: "--workers: 0"},
-		"a zero-node clique cap": {args: []string{"--namespace=a", "--daemon-image=x", "--max-nodes-per-clique=0"}, wantErr: "--max-nodes-per-clique: 0"},
-		"an unknown IMEX mode":   {args: []string{"--namespace=a", "--daemon-image=x", "--imex-mode=Host"}, wantErr: `--imex-mode "Host": allowed values are Domain and Clique`},
+		"no namespace": {args: []string{}, wantErr: "--namespace: must be set"},
+		"a flag of the retired per-domain IMEX mode": {args: []string{"--namespace=a", "--imex-mode=Domain"}, wantErr: "flag provided but not defined: -imex-mode"},
+		"a stray argument":                           {args: []string{"--namespace=a", "extra"}, wantErr: "unexpected arguments"},
+		"zero workers":                               {args: []string{"--namespace=a", "--workers=0"}, wantErr: "--workers: 0"},
+		"a zero-node clique cap":                     {args: []string{"--namespace=a", "--max-nodes-per-clique=0"}, wantErr: "--max-nodes-per-clique: 0"},
 	}
 	t.Setenv("POD_NAMESPACE", "")
 	for name, tc := range cases {

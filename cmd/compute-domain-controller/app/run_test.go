@@ -28,7 +28,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
@@ -53,21 +52,21 @@ func TestRunInProcess(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- RunWithConfig(runCtx, env.Config, []string{
-				"--namespace=cd-operator", "--daemon-image=registry.example/cd:test",
+				"--namespace=cd-operator",
 				"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=0", "-v=2",
 			})
 		}()
 
-		cd := utiltesting.MakeComputeDomain(domain, "team-a").Obj()
+		cd := utiltesting.MakeComputeDomain(domain, "team-a").Channel(domain + "-channel").Obj()
 		g.Expect(env.Client.Create(ctx, cd)).To(Succeed())
 		g.Eventually(func() error {
-			return env.Client.Get(ctx, client.ObjectKey{Namespace: "cd-operator", Name: computedomain.DaemonClaimTemplateName(cd.UID)}, &resourcev1.ResourceClaimTemplate{})
+			return env.Client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: domain + "-channel"}, &resourcev1.ResourceClaimTemplate{})
 		}).WithTimeout(20*time.Second).WithPolling(100*time.Millisecond).Should(Succeed(), "run %d", run)
 
 		// The second run's own registry counts only its own writes: the domain of the first run already has
-		// its templates.
+		// its template.
 		g.Eventually(func() (string, error) { return scrape(metricsAddr) }).WithTimeout(10*time.Second).Should(And(
-			ContainSubstring(`computedomain_controller_api_writes_total{kind="ResourceClaimTemplate",verb="create"} 2`),
+			ContainSubstring(`computedomain_controller_api_writes_total{kind="ResourceClaimTemplate",verb="create"} 1`),
 			ContainSubstring(`controller_runtime_reconcile_total{controller="compute-domain-controller",result="success"}`),
 			ContainSubstring(`workqueue_adds_total{controller="compute-domain-controller"`),
 		), "run %d", run)
