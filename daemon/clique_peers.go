@@ -16,34 +16,23 @@ package daemon
 
 import (
 	"cmp"
-	"context"
 	"slices"
-
-	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
-// Peer is one node of this node's IMEX ensemble, as the domain's status lists
-// it.
+// Peer is one node of this node's IMEX ensemble, as its clique's IMEXClique
+// lists it.
 type Peer struct {
 	NodeName  string
 	IPAddress string
 	Index     int32
 }
 
-// CliquePeers returns the ensemble of node self in its clique: every node of
-// the domain's status with the same clique and a known address, self included
-// (nvidia-imex expects its own address in the nodes file; it is added when
-// the controller has not listed the node yet), ordered by index and name so
-// the nodes file is stable. A node without a clique has no ensemble.
-func CliquePeers(cd *v1beta1.ComputeDomain, self Peer, cliqueID string) []Peer {
-	listed, _ := DomainEnsemble(func(context.Context) (*v1beta1.ComputeDomain, error) { return cd, nil }, cliqueID)(context.Background())
-	return EnsemblePeers(listed, self, cliqueID)
-}
-
 // EnsemblePeers returns the ensemble of node self from the nodes the
-// controller lists in it: those with a known address, self included (see
-// CliquePeers), ordered by index and name. A node without a clique has no
-// ensemble.
+// controller lists in it (its clique's IMEXClique): those with a known
+// address, self included (nvidia-imex expects its own address in the nodes
+// file; it is added when the controller has not listed the node yet), ordered
+// by index and name so the nodes file is stable. A node without a clique has
+// no ensemble.
 func EnsemblePeers(listed []Peer, self Peer, cliqueID string) []Peer {
 	if cliqueID == "" {
 		return nil

@@ -18,48 +18,45 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
-func TestCliquePeers(t *testing.T) {
+func TestEnsemblePeers(t *testing.T) {
 	self := Peer{NodeName: "n1", IPAddress: "10.0.0.1"}
-	node := func(name, ip, clique string, index int32) v1beta1.ComputeDomainNode {
-		return v1beta1.ComputeDomainNode{Name: name, IPAddress: ip, CliqueID: clique, Index: index}
+	node := func(name, ip string, index int32) Peer {
+		return Peer{NodeName: name, IPAddress: ip, Index: index}
 	}
 	cases := map[string]struct {
-		nodes  []v1beta1.ComputeDomainNode
+		nodes  []Peer
 		clique string
 		want   []string
 	}{
-		"the clique's nodes by index, self included, other cliques left out": {
-			nodes:  []v1beta1.ComputeDomainNode{node("n3", "10.0.0.3", "c.1", 2), node("n1", "10.0.0.1", "c.1", 0), node("x", "10.9.0.1", "c.2", 0), node("n2", "10.0.0.2", "c.1", 1)},
+		"the ensemble's nodes by index, self included": {
+			nodes:  []Peer{node("n3", "10.0.0.3", 2), node("n1", "10.0.0.1", 0), node("n2", "10.0.0.2", 1)},
 			clique: "c.1",
 			want:   []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"},
 		},
 		"self before the controller lists it": {
-			nodes:  []v1beta1.ComputeDomainNode{node("n2", "10.0.0.2", "c.1", 0)},
+			nodes:  []Peer{node("n2", "10.0.0.2", 0)},
 			clique: "c.1",
 			want:   []string{"10.0.0.1", "10.0.0.2"},
 		},
 		"a node without an address yet is left out": {
-			nodes:  []v1beta1.ComputeDomainNode{node("n1", "10.0.0.1", "c.1", 0), node("n2", "", "c.1", 1)},
+			nodes:  []Peer{node("n1", "10.0.0.1", 0), node("n2", "", 1)},
 			clique: "c.1",
 			want:   []string{"10.0.0.1"},
 		},
 		"a stale entry holding another node's address: the lower index wins": {
-			nodes:  []v1beta1.ComputeDomainNode{node("n1", "10.0.0.1", "c.1", 0), node("old", "10.0.0.2", "c.1", 2), node("n2", "10.0.0.2", "c.1", 1)},
+			nodes:  []Peer{node("n1", "10.0.0.1", 0), node("old", "10.0.0.2", 2), node("n2", "10.0.0.2", 1)},
 			clique: "c.1",
 			want:   []string{"10.0.0.1", "10.0.0.2"},
 		},
 		"no clique, no ensemble": {
-			nodes: []v1beta1.ComputeDomainNode{node("n1", "10.0.0.1", "", 0)},
+			nodes: []Peer{node("n1", "10.0.0.1", 0)},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cd := &v1beta1.ComputeDomain{Status: v1beta1.ComputeDomainStatus{Nodes: tc.nodes}}
-			got := Addresses(CliquePeers(cd, self, tc.clique))
+			got := Addresses(EnsemblePeers(tc.nodes, self, tc.clique))
 			if len(got) == 0 {
 				got = nil
 			}

@@ -45,31 +45,9 @@ const (
 	probeTimeout            = 5 * time.Second
 )
 
-// DomainGetter reads the daemon's ComputeDomain (from a cache); a domain that
-// does not exist is (nil, nil).
-type DomainGetter func(ctx context.Context) (*v1beta1.ComputeDomain, error)
-
 // EnsembleGetter returns the nodes the controller lists in this node's IMEX
 // ensemble (from a cache), in any order; the daemon adds itself when missing.
 type EnsembleGetter func(ctx context.Context) ([]Peer, error)
-
-// DomainEnsemble is the ensemble of a per-domain daemon: the nodes of the
-// domain's status in the node's clique.
-func DomainEnsemble(domain DomainGetter, cliqueID string) EnsembleGetter {
-	return func(ctx context.Context) ([]Peer, error) {
-		cd, err := domain(ctx)
-		if err != nil || cd == nil || cliqueID == "" {
-			return nil, err
-		}
-		var peers []Peer
-		for _, n := range cd.Status.Nodes {
-			if n.CliqueID == cliqueID {
-				peers = append(peers, Peer{NodeName: n.Name, IPAddress: n.IPAddress, Index: n.Index})
-			}
-		}
-		return peers, nil
-	}
-}
 
 // Options configure a Daemon.
 type Options struct {
@@ -77,21 +55,18 @@ type Options struct {
 	NodeName  string
 	IPAddress string
 	Pod       PodRef
-	// Client writes the member record.
+	// Client is the daemon's API client.
 	Client client.Client
-	// Record, when set, is the record the daemon reports through (the
-	// IMEXNode of a long-lived daemon); otherwise the daemon writes the
-	// ComputeDomainMember of (Identity's domain, NodeName).
+	// Record is the record the daemon reports through: its node's IMEXNode
+	// (NewIMEXNodeRecord).
 	Record Record
-	// Domain reads the domain, or Ensemble the nodes of the ensemble (one
-	// of them must be set: Ensemble wins); DomainChanged fires after either
-	// changed.
-	Domain        DomainGetter
+	// Ensemble reads the nodes of the node's clique's ensemble (the
+	// IMEXClique); DomainChanged fires after it changed.
 	Ensemble      EnsembleGetter
 	DomainChanged <-chan struct{}
-	// DomainSynced, when set, tells whether Domain (or Ensemble) has read
-	// its object at least once; until then the daemon reports nothing (it
-	// would report an ensemble of itself alone).
+	// DomainSynced, when set, tells whether Ensemble has read its object at
+	// least once; until then the daemon reports nothing (it would report an
+	// ensemble of itself alone).
 	DomainSynced func() bool
 	// Starter runs IMEX; Prober asks it for its state.
 	Starter imex.Starter
@@ -104,9 +79,9 @@ type Options struct {
 	Now              func() time.Time
 }
 
-// Daemon is one node's IMEX daemon for one ComputeDomain: it supervises
-// IMEX, keeps its peer list in line with the domain's status and reports its
-// readiness through its own ComputeDomainMember record.
+// Daemon is one node's long-lived IMEX daemon: it supervises IMEX, keeps its
+// peer list in line with its clique's ensemble and reports its readiness
+// through its node's IMEXNode.
 type Daemon struct {
 	opts       Options
 	supervisor *Supervisor
@@ -114,7 +89,7 @@ type Daemon struct {
 	self       Peer
 
 	specApplied bool
-	written     *v1beta1.ComputeDomainMemberStatus
+	written     *v1beta1.IMEXNodeStatus
 	// tookOver is set when this daemon found its predecessor's report: it
 	// is a restart, and its IMEX process is a new one. restartReported is
 	// when it first reported that.
@@ -133,13 +108,10 @@ func New(opts Options) (*Daemon, error) {
 		errs = append(errs, errors.New("node name must not be empty"))
 	}
 	if opts.Pod.Name == "" || opts.Pod.Namespace == "" || opts.Pod.UID == "" {
-		errs = append(errs, fmt.Errorf("pod name, namespace and UID must all be set (got %q, %q, %q): the pod owns the member record", opts.Pod.Name, opts.Pod.Namespace, opts.Pod.UID))
+		errs = append(errs, fmt.Errorf("pod name, namespace and UID must all be set (got %q, %q, %q): the pod owns the IMEXNode", opts.Pod.Name, opts.Pod.Namespace, opts.Pod.UID))
 	}
-	if opts.Client == nil || (opts.Domain == nil && opts.Ensemble == nil) || opts.Starter == nil || opts.Prober == nil {
-		errs = append(errs, errors.New("client, domain or ensemble getter, IMEX starter and prober must all be set"))
-	}
-	if opts.Ensemble == nil && opts.Domain != nil {
-		opts.Ensemble = DomainEnsemble(opts.Domain, opts.Identity.CliqueID)
+	if opts.Client == nil || opts.Record == nil || opts.Ensemble == nil || opts.Starter == nil || opts.Prober == nil {
+		errs = append(errs, errors.New("client, record, ensemble getter, IMEX starter and prober must all be set"))
 	}
 	if opts.ProbeInterval <= 0 {
 		opts.ProbeInterval = DefaultProbeInterval
@@ -172,21 +144,10 @@ func New(opts Options) (*Daemon, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("compute-domain daemon: %w", err)
 	}
-	record := opts.Record
-	if record == nil {
-		record = NewMemberRecord(opts.Client, opts.Pod, v1beta1.ComputeDomainMemberSpec{
-			DomainUID:       opts.Identity.DomainUID,
-			DomainNamespace: opts.Identity.DomainNamespace,
-			DomainName:      opts.Identity.DomainName,
-			NodeName:        opts.NodeName,
-			IPAddress:       opts.IPAddress,
-			CliqueID:        opts.Identity.CliqueID,
-		})
-	}
 	return &Daemon{
 		opts:       opts,
 		supervisor: sup,
-		record:     record,
+		record:     opts.Record,
 		self:       Peer{NodeName: opts.NodeName, IPAddress: opts.IPAddress},
 		peerSet:    map[string]bool{},
 		joining:    map[string]time.Time{},
@@ -200,7 +161,7 @@ func (d *Daemon) Record() Record { return d.record }
 func (d *Daemon) Supervisor() *Supervisor { return d.supervisor }
 
 // Run supervises IMEX and reports readiness until ctx ends. It writes the
-// member record's spec once and its status only when it changes; between
+// IMEXNode's spec once and its status only when it changes; between
 // events it only queries the local IMEX process.
 func (d *Daemon) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithValues("record", d.record.Key(), "node", d.opts.NodeName)
@@ -232,11 +193,11 @@ func (d *Daemon) sync(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	if !d.specApplied {
 		if err := d.record.ApplySpec(ctx); err != nil {
-			logger.Error(err, "Writing the member record failed; retrying")
+			logger.Error(err, "Writing the IMEXNode failed; retrying")
 			return
 		}
 		d.specApplied = true
-		logger.V(2).Info("Member record written", "member", d.record.Key())
+		logger.V(2).Info("IMEXNode written", "imexNode", d.record.Key())
 		// A restarted daemon takes over what its predecessor reported, so a
 		// stale "ready" is corrected at once rather than after the first
 		// report delay. (One read; a new record has no status.)
@@ -300,7 +261,7 @@ func (d *Daemon) sync(ctx context.Context) {
 		if apierrors.IsNotFound(err) {
 			d.specApplied = false // deleted under us: write it again
 		}
-		logger.Error(err, "Writing the member status failed; retrying")
+		logger.Error(err, "Writing the IMEXNode status failed; retrying")
 		return
 	}
 	d.written = &status

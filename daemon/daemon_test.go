@@ -29,11 +29,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/membership"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
+	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
 	"github.com/computedomain-operator/computedomain-operator/internal/computedomain/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
@@ -50,19 +52,34 @@ func newFakeClient(t *testing.T, objs ...client.Object) client.WithWatch {
 		t.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithStatusSubresource(&v1beta1.ComputeDomain{}, &v1beta1.ComputeDomainMember{}).Build()
+		WithStatusSubresource(&v1beta1.ComputeDomain{}, &v1beta1.IMEXNode{}).Build()
 }
 
-// fakeController plays the ComputeDomain controller's part that the daemons
-// depend on: it aggregates member records into the domain's status with the
-// controller's own aggregation and tells the daemons when the status changed.
+// fakeController plays the controllers' part that the daemons depend on: it
+// keeps each clique's ensemble from the IMEXNodes (imexclique.Ensemble), gives
+// the domain, whose workload runs on every node, the status the controller
+// computes from them, and tells the daemons when an ensemble changed.
 type fakeController struct {
 	c       client.Client
 	key     client.ObjectKey
 	channel int32
 
 	mu        sync.Mutex
+	ensembles map[string]v1beta1.IMEXCliqueStatus
 	listeners []chan struct{}
+}
+
+// ensemble reads clique's ensemble as the daemon's IMEXClique watch does.
+func (f *fakeController) ensemble(clique string) EnsembleGetter {
+	return func(context.Context) ([]Peer, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var peers []Peer
+		for _, n := range f.ensembles[clique].Nodes {
+			peers = append(peers, Peer{NodeName: n.Name, IPAddress: n.IPAddress, Index: n.Index})
+		}
+		return peers, nil
+	}
 }
 
 // startFakeController runs a fakeController that gives the domain channel
@@ -71,7 +88,7 @@ type fakeController struct {
 func startFakeController(t *testing.T, cd *v1beta1.ComputeDomain, channel int32) (client.Client, *fakeController, context.Context) {
 	t.Helper()
 	c := newFakeClient(t, cd)
-	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: channel}
+	ctrl := &fakeController{c: c, key: client.ObjectKeyFromObject(cd), channel: channel, ensembles: map[string]v1beta1.IMEXCliqueStatus{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go ctrl.run(ctx, t)
@@ -103,22 +120,52 @@ func (f *fakeController) reconcile(ctx context.Context) error {
 	if err := f.c.Get(ctx, f.key, &cd); err != nil {
 		return err
 	}
-	var members v1beta1.ComputeDomainMemberList
-	if err := f.c.List(ctx, &members, client.InNamespace(operatorNS), client.MatchingLabels{v1beta1.ComputeDomainLabelKey: string(cd.UID)}); err != nil {
+	var list v1beta1.IMEXNodeList
+	if err := f.c.List(ctx, &list, client.InNamespace(operatorNS)); err != nil {
 		return err
 	}
+	byClique := map[string][]v1beta1.IMEXNode{}
+	for _, n := range list.Items {
+		byClique[n.Spec.CliqueID] = append(byClique[n.Spec.CliqueID], n)
+	}
+	f.mu.Lock()
+	changed := false
+	for clique, nodes := range byClique {
+		ens, _ := imexclique.Ensemble(f.ensembles[clique], nodes, v1beta1.NVL72CliqueSize)
+		if !equality.Semantic.DeepEqual(ens, f.ensembles[clique]) {
+			f.ensembles[clique], changed = ens, true
+		}
+	}
+	var nodes []status.Node
+	for i := range list.Items {
+		n := &list.Items[i]
+		node := status.Node{Name: n.Name, IMEX: n}
+		for _, e := range f.ensembles[n.Spec.CliqueID].Nodes {
+			if e.Name == n.Name && e.IPAddress == n.Spec.IPAddress {
+				node.Index = ptr.To(e.Index)
+			}
+		}
+		nodes = append(nodes, node)
+	}
+	f.mu.Unlock()
 	channels := map[string]int32{}
-	for _, c := range membership.Cliques(members.Items) {
+	for _, c := range status.Cliques(nodes) {
 		channels[c] = f.channel
 	}
-	status := membership.Compute(membership.Input{Domain: &cd, Members: members.Items, Channels: channels, Now: metav1.Now()})
-	if equality.Semantic.DeepEqual(status, cd.Status) {
-		return nil
+	st := status.Compute(status.Input{Domain: &cd, Nodes: nodes, Channels: channels, Now: metav1.Now()})
+	if !equality.Semantic.DeepEqual(st, cd.Status) {
+		cd.Status = st
+		if err := f.c.Status().Update(ctx, &cd); err != nil {
+			return err
+		}
 	}
-	cd.Status = status
-	if err := f.c.Status().Update(ctx, &cd); err != nil {
-		return err
+	if changed {
+		f.notify()
 	}
+	return nil
+}
+
+func (f *fakeController) notify() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, ch := range f.listeners {
@@ -127,7 +174,6 @@ func (f *fakeController) reconcile(ctx context.Context) error {
 		default:
 		}
 	}
-	return nil
 }
 
 type testNode struct {
@@ -149,14 +195,9 @@ func startDaemon(t *testing.T, c client.Client, ctrl *fakeController, cd *v1beta
 		IPAddress: ip,
 		Pod:       PodRef{Name: "cd-daemon-" + name, Namespace: operatorNS, UID: types.UID("pod-" + name)},
 		Client:    c,
-		Domain: func(ctx context.Context) (*v1beta1.ComputeDomain, error) {
-			var got v1beta1.ComputeDomain
-			err := c.Get(ctx, client.ObjectKeyFromObject(cd), &got)
-			if apierrors.IsNotFound(err) {
-				return nil, nil
-			}
-			return &got, err
-		},
+		Record: NewIMEXNodeRecord(c, PodRef{Name: "cd-daemon-" + name, Namespace: operatorNS, UID: types.UID("pod-" + name)},
+			v1beta1.IMEXNodeSpec{NodeName: name, IPAddress: ip, CliqueID: clique}),
+		Ensemble:         ctrl.ensemble(clique),
 		DomainChanged:    ctrl.listen(),
 		Starter:          standin.InProcessStarter{},
 		Prober:           standin.NewCommandPortProber(ip),
@@ -310,12 +351,12 @@ func TestAKilledIMEXProcessIsReportedAndRestarted(t *testing.T) {
 	if got := sup.Starts(); got != 2 {
 		t.Errorf("IMEX started %d times, want 2", got)
 	}
-	var m v1beta1.ComputeDomainMember
+	var m v1beta1.IMEXNode
 	if err := c.Get(context.Background(), n0.daemon.Record().Key(), &m); err != nil {
 		t.Fatal(err)
 	}
 	if len(m.OwnerReferences) != 1 || m.OwnerReferences[0].Kind != "Pod" || m.OwnerReferences[0].Name != "cd-daemon-gb200-0" {
-		t.Errorf("member owner references = %+v, want the daemon pod", m.OwnerReferences)
+		t.Errorf("IMEXNode owner references = %+v, want the daemon pod", m.OwnerReferences)
 	}
 }
 
@@ -394,7 +435,7 @@ func TestARestartedDaemonReportsTheRestartBeforeItIsReadyAgain(t *testing.T) {
 		return cd.Status.Status == v1beta1.ComputeDomainStatusReady && cd.Status.ReadyNodes == 2 &&
 			condition(cd, v1beta1.ComputeDomainConditionDegraded).Status == metav1.ConditionFalse
 	})
-	var after v1beta1.ComputeDomainMember
+	var after v1beta1.IMEXNode
 	if err := c.Get(ctx, restarted.daemon.Record().Key(), &after); err != nil {
 		t.Fatal(err)
 	}

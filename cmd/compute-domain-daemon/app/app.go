@@ -108,27 +108,21 @@ func clientFromKubeconfig(ctx context.Context, o *options) (client.WithWatch, er
 	return newClient(ctx, cfg)
 }
 
-// serve wires the daemon: the domain watch, IMEX (by default the processes
-// the flags name) and its prober.
+// serve wires the daemon: the node's clique, its ensemble's watch, the
+// IMEXNode, IMEX (by default the processes the flags name) and its prober.
 func serve(ctx context.Context, o *options, c client.WithWatch, newIMEX IMEXFactory) error {
 	pod := daemon.PodRef{Name: o.podName, Namespace: o.podNamespace, UID: types.UID(o.podUID)}
 	dopts := daemon.Options{NodeName: o.nodeName, IPAddress: o.ipAddress, Pod: pod, Client: c}
-	if o.mode == v1beta1.IMEXModeClique {
-		clique, err := daemon.WaitForNodeClique(ctx, c, o.nodeName, o.cliqueLabel)
-		if err != nil {
-			return err
-		}
-		o.identity.CliqueID = clique
-		o.identity.ConfigDir = o.configDir
-		watch := daemon.NewCliqueWatch(c, o.podNamespace, clique)
-		go watch.Run(ctx)
-		dopts.Ensemble, dopts.DomainChanged, dopts.DomainSynced = watch.Ensemble, watch.Changed(), watch.Synced
-		dopts.Record = daemon.NewIMEXNodeRecord(c, pod, v1beta1.IMEXNodeSpec{NodeName: o.nodeName, IPAddress: o.ipAddress, CliqueID: clique})
-	} else {
-		watch := daemon.NewDomainWatch(c, client.ObjectKey{Namespace: o.identity.DomainNamespace, Name: o.identity.DomainName}, types.UID(o.identity.DomainUID))
-		go watch.Run(ctx)
-		dopts.Domain, dopts.DomainChanged, dopts.DomainSynced = watch.Get, watch.Changed(), watch.Synced
+	clique, err := daemon.WaitForNodeClique(ctx, c, o.nodeName, o.cliqueLabel)
+	if err != nil {
+		return err
 	}
+	o.identity.CliqueID = clique
+	o.identity.ConfigDir = o.configDir
+	watch := daemon.NewCliqueWatch(c, o.podNamespace, clique)
+	go watch.Run(ctx)
+	dopts.Ensemble, dopts.DomainChanged, dopts.DomainSynced = watch.Ensemble, watch.Changed(), watch.Synced
+	dopts.Record = daemon.NewIMEXNodeRecord(c, pod, v1beta1.IMEXNodeSpec{NodeName: o.nodeName, IPAddress: o.ipAddress, CliqueID: clique})
 	dopts.Identity = o.identity
 
 	injected := newIMEX != nil
@@ -145,8 +139,7 @@ func serve(ctx context.Context, o *options, c client.WithWatch, newIMEX IMEXFact
 	if err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("compute-domain daemon starting", "imexMode", o.mode, "domain", klog.KRef(o.identity.DomainNamespace, o.identity.DomainName),
-		"clique", o.identity.CliqueID, "ip", o.ipAddress, "imex", imexName)
+	klog.FromContext(ctx).Info("compute-domain daemon starting", "clique", o.identity.CliqueID, "ip", o.ipAddress, "imex", imexName)
 	return d.Run(ctx)
 }
 

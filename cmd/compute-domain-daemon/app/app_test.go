@@ -17,13 +17,14 @@ package app
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2/ktesting"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,7 +33,6 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/computedomain/identity"
 	"github.com/computedomain-operator/computedomain-operator/internal/imex/standin"
-	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 func envOf(m map[string]string) func(string) (string, bool) {
@@ -56,12 +56,12 @@ func TestParse(t *testing.T) {
 		env     map[string]string
 		wantErr string
 	}{
-		"the downward API and the injected identity are enough": {
+		"the downward API is enough": {
 			env: daemonEnv("10.0.0.1"),
 		},
-		"a daemon without its claim names the missing identity": {
-			env:     map[string]string{"NODE_NAME": "n"},
-			wantErr: "environment variable COMPUTE_DOMAIN_UUID must be set",
+		"a flag of the retired per-domain IMEX mode": {
+			args: []string{"--imex-mode=Domain"}, env: daemonEnv("10.0.0.1"),
+			wantErr: "unknown flag: --imex-mode",
 		},
 		"no pod UID": {
 			args: []string{"--pod-uid="}, env: daemonEnv("10.0.0.1"),
@@ -87,7 +87,7 @@ func TestParse(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if o.identity.ConfigDir != identity.ContainerConfigDir || o.identity.DomainName != "train" {
+				if o.identity.ConfigDir != identity.ContainerConfigDir || o.identity.DomainName != "" {
 					t.Errorf("identity = %+v", o.identity)
 				}
 				return
@@ -99,17 +99,17 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// One daemon with the in-process stand-in IMEX against a fake API: it writes its member record,
-// owned by its pod, and reports ready.
-func TestRunWritesItsMemberAndReportsReady(t *testing.T) {
+// One daemon with the in-process stand-in IMEX against a fake API: it reads its node's clique, writes its
+// IMEXNode, owned by its pod, and reports ready.
+func TestRunWritesItsIMEXNodeAndReportsReady(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1beta1.AddToScheme(scheme)
-	cd := cdtest.MakeComputeDomain("train", "team-a").UID("uid-1").Obj()
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cd).WithStatusSubresource(&v1beta1.ComputeDomain{}, &v1beta1.ComputeDomainMember{}).Build()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gb200-0", Labels: map[string]string{v1beta1.CliqueNodeLabelKey: "c.1"}}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node).WithStatusSubresource(&v1beta1.IMEXNode{}).Build()
 
 	ip := fmt.Sprintf("127.%d.%d.1", 10+rand.IntN(240), 1+rand.IntN(250))
 	args := []string{"--config-dir=" + t.TempDir()}
@@ -120,22 +120,22 @@ func TestRunWritesItsMemberAndReportsReady(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, envOf(daemonEnv(ip)), w) }()
 
-	key := client.ObjectKey{Namespace: "nvidia-dra", Name: v1beta1.ComputeDomainMemberName("gb200-0", types.UID("uid-1"))}
+	key := client.ObjectKey{Namespace: "nvidia-dra", Name: "gb200-0"}
 	deadline := time.Now().Add(15 * time.Second)
-	var m v1beta1.ComputeDomainMember
+	var m v1beta1.IMEXNode
 	for {
 		err := c.Get(ctx, key, &m)
 		if err == nil && m.Status.Ready {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("member not ready: %v %+v", err, m)
+			t.Fatalf("IMEXNode not ready: %v %+v", err, m)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	want := v1beta1.ComputeDomainMemberSpec{DomainUID: "uid-1", DomainNamespace: "team-a", DomainName: "train", NodeName: "gb200-0", IPAddress: ip, CliqueID: "c.1"}
+	want := v1beta1.IMEXNodeSpec{NodeName: "gb200-0", IPAddress: ip, CliqueID: "c.1"}
 	if m.Spec != want {
-		t.Errorf("member spec = %+v, want %+v", m.Spec, want)
+		t.Errorf("IMEXNode spec = %+v, want %+v", m.Spec, want)
 	}
 	if len(m.OwnerReferences) != 1 || m.OwnerReferences[0].UID != "pod-uid-1" {
 		t.Errorf("owner references = %+v, want the pod", m.OwnerReferences)

@@ -43,10 +43,7 @@ type options struct {
 	imexBinary   string
 	imexCtl      string
 	configDir    string
-	// mode is the IMEX mode: Domain (a daemon of one domain, identity from
-	// the plugin-injected environment) or Clique (the node's long-lived
-	// daemon, clique from the node's label).
-	mode        string
+	// cliqueLabel is the node label that holds the node's clique.
 	cliqueLabel string
 	identity    identity.Identity
 	logConfig   *textlogger.Config
@@ -56,19 +53,18 @@ type options struct {
 // domain identity the compute-domain plugin injected.
 func parse(args []string, lookup func(string) (string, bool)) (*options, error) {
 	env := func(k string) string { v, _ := lookup(k); return v }
-	id, idErr := identity.FromEnv(env)
+	id, _ := identity.FromEnv(env) // only its config directory counts: the node's daemon serves no one domain
 	o := &options{identity: id, logConfig: textlogger.NewConfig()}
 	fs := pflag.NewFlagSet("compute-domain-daemon", pflag.ContinueOnError)
 	fs.StringVar(&o.nodeName, "node-name", env("NODE_NAME"), "Name of this node [env NODE_NAME].")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty: the in-cluster config.")
-	fs.StringVar(&o.podName, "pod-name", env("POD_NAME"), "Name of the daemon's Pod, owner of its member record [env POD_NAME].")
-	fs.StringVar(&o.podNamespace, "pod-namespace", env("POD_NAMESPACE"), "Namespace of the daemon's Pod; the member record goes there [env POD_NAMESPACE].")
+	fs.StringVar(&o.podName, "pod-name", env("POD_NAME"), "Name of the daemon's Pod, owner of its IMEXNode [env POD_NAME].")
+	fs.StringVar(&o.podNamespace, "pod-namespace", env("POD_NAMESPACE"), "Namespace of the daemon's Pod; its IMEXNode goes there [env POD_NAMESPACE].")
 	fs.StringVar(&o.podUID, "pod-uid", env("POD_UID"), "UID of the daemon's Pod [env POD_UID].")
 	fs.StringVar(&o.ipAddress, "ip-address", env("POD_IP"), "Address IMEX listens on and its peers dial [env POD_IP].")
 	fs.StringVar(&o.imexBinary, "imex-binary", "/usr/bin/nvidia-imex", "The IMEX daemon (`-c <config>`).")
 	fs.StringVar(&o.imexCtl, "imex-ctl", "/usr/bin/nvidia-imex-ctl", "The IMEX query tool (`-q -c <config>` prints READY).")
-	fs.StringVar(&o.mode, "imex-mode", v1beta1.IMEXModeDomain, "IMEX mode: "+v1beta1.IMEXModeDomain+" (the daemon of one ComputeDomain, identity from the compute-domain plugin's environment) or "+v1beta1.IMEXModeClique+" (the node's long-lived daemon serving its NVLink clique).")
-	fs.StringVar(&o.cliqueLabel, "clique-label", v1beta1.CliqueNodeLabelKey, "Node label holding the node's NVLink clique (Clique mode; the GPU kubelet plugin sets it).")
+	fs.StringVar(&o.cliqueLabel, "clique-label", v1beta1.CliqueNodeLabelKey, "Node label holding the node's NVLink clique (the GPU kubelet plugin sets it).")
 	fs.StringVar(&o.configDir, "config-dir", id.ConfigDir, "Directory for the IMEX config and nodes file [env "+identity.EnvConfigDir+", default "+identity.ContainerConfigDir+"].")
 	goflags := flag.NewFlagSet("compute-domain-daemon", flag.ContinueOnError)
 	o.logConfig.AddFlags(goflags)
@@ -79,19 +75,10 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q: every setting is a flag", fs.Args())
 	}
-	switch o.mode {
-	case v1beta1.IMEXModeDomain:
-		if idErr != nil {
-			return nil, idErr
-		}
-	case v1beta1.IMEXModeClique:
-		// The node's daemon serves no one domain: no identity is injected.
-		o.identity = identity.Identity{}
-		if o.cliqueLabel == "" {
-			return nil, errors.New("--clique-label: required with --imex-mode=" + v1beta1.IMEXModeClique)
-		}
-	default:
-		return nil, fmt.Errorf("--imex-mode %q: allowed values are %s and %s", o.mode, v1beta1.IMEXModeDomain, v1beta1.IMEXModeClique)
+	// The node's daemon serves no one domain: no identity is injected.
+	o.identity = identity.Identity{}
+	if o.cliqueLabel == "" {
+		return nil, errors.New("--clique-label: required (the node label holding the node's NVLink clique)")
 	}
 	for _, f := range [][2]string{{"--node-name", o.nodeName}, {"--pod-name", o.podName}, {"--pod-namespace", o.podNamespace}, {"--pod-uid", o.podUID}} {
 		if f[1] == "" {

@@ -27,22 +27,22 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
-// PodRef names the daemon's own Pod, the owner of its member record (so the
+// PodRef names the daemon's own Pod, the owner of its IMEXNode (so the
 // garbage collector removes the record with the pod).
 type PodRef struct {
 	Name, Namespace string
 	UID             types.UID
 }
 
-// Record is the API object through which a daemon reports its IMEX state: a ComputeDomainMember (Domain
-// mode) or an IMEXNode (Clique mode). The daemon is its only writer.
+// Record is the API object through which a daemon reports its IMEX state: its node's IMEXNode. The daemon
+// is its only writer.
 type Record interface {
 	// ApplySpec creates the record or brings its labels, owner and spec back to the daemon's.
 	ApplySpec(ctx context.Context) error
 	// ApplyStatus writes the record's status.
-	ApplyStatus(ctx context.Context, status v1beta1.ComputeDomainMemberStatus) error
+	ApplyStatus(ctx context.Context, status v1beta1.IMEXNodeStatus) error
 	// Status reads the record's status back (a restarted daemon takes over its predecessor's report).
-	Status(ctx context.Context) (*v1beta1.ComputeDomainMemberStatus, error)
+	Status(ctx context.Context) (*v1beta1.IMEXNodeStatus, error)
 	// Key is the record's namespace and name.
 	Key() client.ObjectKey
 	// Writes counts the API writes made so far (for the formation benchmark).
@@ -60,31 +60,8 @@ type appliedRecord struct {
 	fieldOwner string
 	spec       any
 	// read returns an empty object of the kind and the status in it.
-	read   func() (client.Object, func() v1beta1.ComputeDomainMemberStatus)
+	read   func() (client.Object, func() v1beta1.IMEXNodeStatus)
 	writes atomic.Int64
-}
-
-// MemberRecord is this node's ComputeDomainMember. The daemon is its only
-// writer: spec and status are each written with server-side apply under the
-// field owner compute-domain-daemon, and only when they change.
-type MemberRecord struct {
-	appliedRecord
-}
-
-// NewMemberRecord returns the record of spec.nodeName in the domain
-// spec.domainUID, in the pod's namespace.
-func NewMemberRecord(c client.Client, pod PodRef, spec v1beta1.ComputeDomainMemberSpec) *MemberRecord {
-	return &MemberRecord{appliedRecord{
-		client: c, pod: pod, kind: "ComputeDomainMember",
-		name:       v1beta1.ComputeDomainMemberName(spec.NodeName, types.UID(spec.DomainUID)),
-		labels:     map[string]any{v1beta1.ComputeDomainLabelKey: spec.DomainUID},
-		fieldOwner: v1beta1.ComputeDomainMemberFieldOwner,
-		spec:       &spec,
-		read: func() (client.Object, func() v1beta1.ComputeDomainMemberStatus) {
-			m := &v1beta1.ComputeDomainMember{}
-			return m, func() v1beta1.ComputeDomainMemberStatus { return m.Status }
-		},
-	}}
 }
 
 // NewIMEXNodeRecord returns the IMEXNode of spec.nodeName, in the pod's namespace: the record of a node's
@@ -96,9 +73,9 @@ func NewIMEXNodeRecord(c client.Client, pod PodRef, spec v1beta1.IMEXNodeSpec) R
 		labels:     map[string]any{},
 		fieldOwner: v1beta1.IMEXNodeFieldOwner,
 		spec:       &spec,
-		read: func() (client.Object, func() v1beta1.ComputeDomainMemberStatus) {
+		read: func() (client.Object, func() v1beta1.IMEXNodeStatus) {
 			n := &v1beta1.IMEXNode{}
-			return n, func() v1beta1.ComputeDomainMemberStatus { return n.Status }
+			return n, func() v1beta1.IMEXNodeStatus { return n.Status }
 		},
 	}
 }
@@ -143,7 +120,7 @@ func (r *appliedRecord) ApplySpec(ctx context.Context) error {
 
 // ApplyStatus writes the record's status (one server-side apply of the status
 // subresource).
-func (r *appliedRecord) ApplyStatus(ctx context.Context, status v1beta1.ComputeDomainMemberStatus) error {
+func (r *appliedRecord) ApplyStatus(ctx context.Context, status v1beta1.IMEXNodeStatus) error {
 	obj := r.intent()
 	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
 	if err != nil {
@@ -169,7 +146,7 @@ func (r *appliedRecord) intent() *unstructured.Unstructured {
 }
 
 // Status reads the record's status back.
-func (r *appliedRecord) Status(ctx context.Context) (*v1beta1.ComputeDomainMemberStatus, error) {
+func (r *appliedRecord) Status(ctx context.Context) (*v1beta1.IMEXNodeStatus, error) {
 	obj, status := r.read()
 	if err := r.client.Get(ctx, r.Key(), obj); err != nil {
 		return nil, err

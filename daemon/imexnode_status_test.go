@@ -31,8 +31,8 @@ func TestMemberStatus(t *testing.T) {
 	connected := map[string]imex.PeerState{"10.0.0.2": imex.PeerConnected, "10.0.0.3": imex.PeerConnected}
 	oneLost := map[string]imex.PeerState{"10.0.0.2": imex.PeerConnected, "10.0.0.3": imex.PeerDisconnected}
 	ready := []metav1.Condition{
-		{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionTrue, Reason: ReasonIMEXReady, Message: "the IMEX process answers READY"},
-		{Type: v1beta1.ComputeDomainMemberConditionPeersConnected, Status: metav1.ConditionTrue, Reason: ReasonPeersConnected, Message: "connected to every peer the domain lists in this clique"},
+		{Type: v1beta1.IMEXNodeConditionIMEXReady, Status: metav1.ConditionTrue, Reason: ReasonIMEXReady, Message: "the IMEX process answers READY"},
+		{Type: v1beta1.IMEXNodeConditionPeersConnected, Status: metav1.ConditionTrue, Reason: ReasonPeersConnected, Message: "connected to every peer the domain lists in this clique"},
 	}
 	type cond struct{ imex, peers string }
 	cases := map[string]struct {
@@ -91,9 +91,9 @@ func TestMemberStatus(t *testing.T) {
 			reasons := cond{}
 			for _, c := range got.Conditions {
 				switch c.Type {
-				case v1beta1.ComputeDomainMemberConditionIMEXReady:
+				case v1beta1.IMEXNodeConditionIMEXReady:
 					reasons.imex = c.Reason
-				case v1beta1.ComputeDomainMemberConditionPeersConnected:
+				case v1beta1.IMEXNodeConditionPeersConnected:
 					reasons.peers = c.Reason
 				}
 			}
@@ -110,8 +110,8 @@ func TestMemberStatusNamesLostPeersAndKeepsTransitionTimes(t *testing.T) {
 	first := MemberStatus(Observation{Running: true, State: imex.State{Ready: true, Peers: map[string]imex.PeerState{"10.0.0.2": imex.PeerConnected}}, Peers: peers, Self: "10.0.0.1"}, nil, t0)
 	second := MemberStatus(Observation{Running: true, State: imex.State{Ready: true, Peers: map[string]imex.PeerState{"10.0.0.2": imex.PeerDisconnected}}, Peers: peers, Self: "10.0.0.1"}, first.Conditions, t0.Add(time.Minute))
 	want := []metav1.Condition{
-		{Type: v1beta1.ComputeDomainMemberConditionIMEXReady, Status: metav1.ConditionTrue, Reason: ReasonIMEXReady, Message: "the IMEX process answers READY", LastTransitionTime: metav1.NewTime(t0)},
-		{Type: v1beta1.ComputeDomainMemberConditionPeersConnected, Status: metav1.ConditionFalse, Reason: ReasonPeersMissing, Message: "not connected to 1 of 1 peers: n1 (10.0.0.2)", LastTransitionTime: metav1.NewTime(t0.Add(time.Minute))},
+		{Type: v1beta1.IMEXNodeConditionIMEXReady, Status: metav1.ConditionTrue, Reason: ReasonIMEXReady, Message: "the IMEX process answers READY", LastTransitionTime: metav1.NewTime(t0)},
+		{Type: v1beta1.IMEXNodeConditionPeersConnected, Status: metav1.ConditionFalse, Reason: ReasonPeersMissing, Message: "not connected to 1 of 1 peers: n1 (10.0.0.2)", LastTransitionTime: metav1.NewTime(t0.Add(time.Minute))},
 	}
 	if diff := cmp.Diff(want, second.Conditions, cmpopts.EquateApproxTime(0)); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)

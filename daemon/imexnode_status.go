@@ -59,9 +59,9 @@ type Observation struct {
 
 // MemberStatus computes the record's status from an observation, keeping the
 // transition times of unchanged conditions from prev.
-func MemberStatus(obs Observation, prev []metav1.Condition, now time.Time) v1beta1.ComputeDomainMemberStatus {
+func MemberStatus(obs Observation, prev []metav1.Condition, now time.Time) v1beta1.IMEXNodeStatus {
 	conds := append([]metav1.Condition(nil), prev...)
-	imex := metav1.Condition{Type: v1beta1.ComputeDomainMemberConditionIMEXReady}
+	imex := metav1.Condition{Type: v1beta1.IMEXNodeConditionIMEXReady}
 	switch {
 	case obs.Restarted:
 		imex.Status, imex.Reason, imex.Message = metav1.ConditionFalse, ReasonIMEXRestarted, "the daemon restarted after an exit, and with it the IMEX process (reported for at least one probe interval)"
@@ -73,7 +73,7 @@ func MemberStatus(obs Observation, prev []metav1.Condition, now time.Time) v1bet
 		imex.Status, imex.Reason, imex.Message = metav1.ConditionTrue, ReasonIMEXReady, "the IMEX process answers READY"
 	}
 
-	peers := metav1.Condition{Type: v1beta1.ComputeDomainMemberConditionPeersConnected}
+	peers := metav1.Condition{Type: v1beta1.IMEXNodeConditionPeersConnected}
 	names := map[string]string{}
 	for _, p := range obs.Peers {
 		names[p.IPAddress] = p.NodeName
@@ -112,7 +112,7 @@ func MemberStatus(obs Observation, prev []metav1.Condition, now time.Time) v1bet
 		c.Message = v1beta1.CapMessage(c.Message, v1beta1.MaxConditionMessageBytes)
 		meta.SetStatusCondition(&conds, c)
 	}
-	return v1beta1.ComputeDomainMemberStatus{
+	return v1beta1.IMEXNodeStatus{
 		Ready:      imex.Status == metav1.ConditionTrue && peers.Status == metav1.ConditionTrue,
 		Conditions: conds,
 	}
@@ -136,7 +136,7 @@ func namePeers(addrs []string, names map[string]string) string {
 
 // SameStatus tells whether writing b over a would change anything but
 // transition times.
-func SameStatus(a, b v1beta1.ComputeDomainMemberStatus) bool {
+func SameStatus(a, b v1beta1.IMEXNodeStatus) bool {
 	if a.Ready != b.Ready || len(a.Conditions) != len(b.Conditions) {
 		return false
 	}
