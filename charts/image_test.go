@@ -25,7 +25,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 )
 
 // dockerStage is one FROM ... AS name stage of the Dockerfile with its instructions (continuation lines joined).
@@ -187,10 +186,6 @@ func TestChartRunsBinariesOfTheImage(t *testing.T) {
 				}
 			}
 		})
-	}
-	// The controller puts the daemon command into the IMEX daemon pods it creates.
-	if !slices.Contains(image, computedomain.DefaultDaemonCommand) {
-		t.Errorf("the controller's default daemon command %q is not in the image (%v)", computedomain.DefaultDaemonCommand, image)
 	}
 }
 
