@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
 )
 
@@ -38,7 +37,7 @@ const (
 
 // DaemonSelector selects the IMEX daemon pods and DaemonSets in
 // OperatorNamespace, where the chart's plugin and controller pods run too.
-var DaemonSelector = computedomain.AppLabelKey + "=" + computedomain.DaemonAppLabelValue + "," +
+var DaemonSelector = imexclique.AppLabelKey + "=" + imexclique.AppLabelValue + "," +
 	imexclique.ComponentLabelKey + "!=" + imexclique.ComponentLabelValue
 
 // CliqueDaemonSelector selects the long-lived IMEX daemon pods of the Clique IMEX mode.

@@ -15,13 +15,11 @@
 package suite
 
 import (
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,76 +44,26 @@ func cliqueNodes(ctx SpecContext, g Gomega) map[string]string {
 	return out
 }
 
-// switchIMEXMode upgrades the operator to imexMode and waits until the long-lived daemons run (Clique) on
-// every clique node, each listed in its clique's IMEXClique, or are gone (Domain).
-func switchIMEXMode(ctx SpecContext, mode string) {
-	GinkgoHelper()
-	Expect(env.sim.UpgradeOperator(ctx, map[string]any{"computeDomainDaemon": map[string]any{"imexMode": mode}})).To(Succeed())
-	Eventually(ctx, func(g Gomega) {
-		deploy, err := env.client.AppsV1().Deployments(simcluster.OperatorNamespace).Get(ctx, "compute-domain-controller", metav1.GetOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(deploy.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--imex-mode=" + mode))
-		g.Expect(deploy.Status.UpdatedReplicas).To(Equal(deploy.Status.Replicas))
-		g.Expect(deploy.Status.ReadyReplicas).To(Equal(deploy.Status.Replicas))
-		pods, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.CliqueDaemonSelector})
-		g.Expect(err).NotTo(HaveOccurred())
-		if mode == cdv1beta1.IMEXModeDomain {
-			g.Expect(pods.Items).To(BeEmpty(), "long-lived IMEX daemons left after switching back")
-			return
-		}
-		want := cliqueNodes(ctx, g)
-		running := map[string]bool{}
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				running[p.Spec.NodeName] = true
-			}
-		}
-		listed := map[string]bool{}
-		var cliques cdv1beta1.IMEXCliqueList
-		g.Expect(env.crClient.List(ctx, &cliques, client.InNamespace(simcluster.OperatorNamespace))).To(Succeed())
-		for _, q := range cliques.Items {
-			for _, n := range q.Status.Nodes {
-				listed[n.Name] = want[n.Name] == q.Spec.CliqueID
-			}
-		}
-		for node := range want {
-			g.Expect(running).To(HaveKey(node), "a long-lived IMEX daemon runs on clique node %s", node)
-			g.Expect(listed).To(HaveKeyWithValue(node, true), "the ensemble of node %s's clique lists it", node)
-		}
-	}).WithTimeout(cliqueModeTimeout).WithPolling(500 * time.Millisecond).Should(Succeed())
-}
+// The IMEX modes these stories were written for. The per-domain mode (Domain) is retired: the operator runs
+// only the long-lived per-clique daemons.
+const (
+	imexModeDomain = "Domain"
+	imexModeClique = "Clique"
+)
 
-// installedIMEXMode is the IMEX mode the operator's controller runs in.
-func installedIMEXMode(ctx SpecContext) string {
+// requireIMEXMode marks a story written for one IMEX mode. Stories of the retired per-domain mode are skipped
+// until they are re-homed in the one design (issue 21: NVIDIA-style job, controller restart, API outage, node
+// loss, helm upgrade, two isolation stories); stories of the Clique mode run.
+func requireIMEXMode(_ SpecContext, mode string) {
 	GinkgoHelper()
-	deploy, err := env.client.AppsV1().Deployments(simcluster.OperatorNamespace).Get(ctx, "compute-domain-controller", metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	for _, arg := range deploy.Spec.Template.Spec.Containers[0].Args {
-		if mode, ok := strings.CutPrefix(arg, "--imex-mode="); ok {
-			return mode
-		}
+	if mode == imexModeDomain {
+		Skip("written for the retired per-domain IMEX mode; not yet re-homed in the one design (issue 21)")
 	}
-	return cdv1beta1.IMEXModeDomain
-}
-
-// requireIMEXMode runs a spec about one IMEX mode in that mode: on the simulated cluster it switches the
-// install with helm upgrade when it runs the other one (and leaves it so: the next spec that cares switches
-// again), on another cluster it skips the spec. Specs that do not call it hold in both modes.
-func requireIMEXMode(ctx SpecContext, mode string) {
-	GinkgoHelper()
-	if installedIMEXMode(ctx) == mode {
-		return
-	}
-	if !simulatedChecks("switching the IMEX mode with helm upgrade") {
-		Skip("the operator runs the other IMEX mode; this spec is about computeDomainDaemon.imexMode=" + mode)
-	}
-	By("helm upgrade --reuse-values --set computeDomainDaemon.imexMode=" + mode)
-	switchIMEXMode(ctx, mode)
 }
 
 var _ = Describe("The Clique IMEX mode (computeDomainDaemon.imexMode=Clique)", func() {
 	It("serves a domain from the nodes' long-lived IMEX daemons: Ready with a channel per clique and no daemon pod of its own", func(ctx SpecContext) {
-		requireIMEXMode(ctx, cdv1beta1.IMEXModeClique)
+		requireIMEXMode(ctx, imexModeClique)
 
 		ns := newNamespace(ctx)
 		By("running the two-pod ComputeDomain demo unchanged")

@@ -122,7 +122,7 @@ func cdiFilesOf(node string, claimUIDs sets.Set[string]) ([]string, error) {
 
 var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node", func() {
 	It("give each domain its own channel and its own IMEX daemon on the shared node; a deleted domain leaves nothing behind and its channel goes to the next domain", func(ctx SpecContext) {
-		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
+		requireIMEXMode(ctx, imexModeDomain)
 		cl := computeDomains()
 
 		By("waiting until no other ComputeDomain holds a channel, so that channels are handed out from the lowest")
@@ -168,19 +168,6 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 		claimUIDs := sets.New(podClaimUIDs(ctx, podA)...)
 		claimUIDs.Insert(podClaimUIDs(ctx, &daemonA)...)
 		Expect(claimUIDs.Len()).To(Equal(3), "team-a's GPU and channel claims and its daemon's claim")
-		memberName := cdv1beta1.ComputeDomainMemberName(a.node, a.uid)
-		memberNames := func(ctx context.Context) (sets.Set[string], error) {
-			var list cdv1beta1.ComputeDomainMemberList
-			if err := cl.List(ctx, &list); err != nil {
-				return nil, err
-			}
-			names := sets.New[string]()
-			for _, m := range list.Items {
-				names.Insert(m.Name)
-			}
-			return names, nil
-		}
-		Expect(memberNames(ctx)).To(HaveKey(memberName), "team-a's daemon recorded its membership")
 
 		if simulatedChecks("CDI files on the nodes") {
 			Expect(cdiFilesOf(a.node, claimUIDs)).NotTo(BeEmpty(), "team-a's claims have CDI files on %s", a.node)
@@ -216,9 +203,6 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 					g.Expect(k+"="+v).NotTo(ContainSubstring(string(a.uid)), "node %s carries a label of team-a's domain", n.Name)
 				}
 			}
-			names, err := memberNames(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(names).NotTo(HaveKey(memberName), "ComputeDomainMember records")
 		}).WithTimeout(domainTeardownTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
 
 		if simulatedChecks("CDI files on the nodes") {

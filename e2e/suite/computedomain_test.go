@@ -38,7 +38,7 @@ import (
 
 var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 	It("runs every pod with the domain's one IMEX channel in a Ready domain of 4 nodes, and the daemons leave when the job is done", func(ctx SpecContext) {
-		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
+		requireIMEXMode(ctx, imexModeDomain)
 		cl := computeDomains()
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-job.yaml")
@@ -109,7 +109,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func() {
 	// The daemon is the domain's own in the Domain mode and the node's long-lived one in the Clique mode.
 	for _, m := range []struct{ mode, selector string }{
-		{cdv1beta1.IMEXModeDomain, simcluster.DaemonSelector}, {cdv1beta1.IMEXModeClique, simcluster.CliqueDaemonSelector},
+		{imexModeDomain, simcluster.DaemonSelector}, {imexModeClique, simcluster.CliqueDaemonSelector},
 	} {
 		mode, selector := m.mode, m.selector
 		It("goes Degraded naming the node, gets the daemon restarted by the node and is Ready again with both nodes ("+mode+" IMEX mode)", func(ctx SpecContext) {

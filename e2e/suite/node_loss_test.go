@@ -49,7 +49,7 @@ func servingPods(ctx SpecContext, g Gomega, ns string) []corev1.Pod {
 
 var _ = Describe("A ComputeDomain whose node is lost mid-job", Serial, func() {
 	It("gets the replacement replica on another tray of the rack with the same channel, and is Ready again without the lost node", func(ctx SpecContext) {
-		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
+		requireIMEXMode(ctx, imexModeDomain)
 		requireSimulated("stopping a node agent")
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-deployment.yaml")

@@ -75,7 +75,7 @@ func stampCDIFiles(node string, claims sets.Set[string]) map[string]fileStamp {
 
 var _ = Describe("helm upgrade of the operator to a new image", func() {
 	It("replaces every plugin and controller pod, leaves running claims prepared as they were and the IMEX daemons running, and the new plugins prepare new claims", func(ctx SpecContext) {
-		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
+		requireIMEXMode(ctx, imexModeDomain)
 		requireSimulated("helm upgrade of the simulated cluster's install")
 		ns := newNamespace(ctx)
 

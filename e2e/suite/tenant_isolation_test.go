@@ -67,7 +67,7 @@ func claimSpecOf(class string, config runtime.Object) resourcev1.ResourceClaimSp
 
 var _ = Describe("Two tenants in two namespaces with ComputeDomains on one node", func() {
 	It("each pod sees only its own domain's channel (Single and All), another tenant's channel or daemon device cannot be claimed, and a forged member record is ignored", func(ctx SpecContext) {
-		requireIMEXMode(ctx, cdv1beta1.IMEXModeDomain)
+		requireIMEXMode(ctx, imexModeDomain)
 		cl := computeDomains()
 		nsA, nsB := newNamespace(ctx), newNamespace(ctx)
 		createFixture(ctx, nsA, "demo/tenant-a.yaml")
@@ -126,7 +126,7 @@ var _ = Describe("Two tenants in two namespaces with ComputeDomains on one node"
 		}
 		var domainA cdv1beta1.ComputeDomain
 		Expect(cl.Get(ctx, client.ObjectKey{Namespace: nsA, Name: "tenant-a"}, &domainA)).To(Succeed())
-		forged := utiltesting.MakeComputeDomainMember(&domainA, intruder, simcluster.OperatorNamespace).
+		forged := utiltesting.MakeIMEXNode(intruder, simcluster.OperatorNamespace).
 			Clique(domainA.Status.Nodes[0].CliqueID).IP("127.0.0.66").Obj()
 		Expect(cl.Create(ctx, forged)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { _ = cl.Delete(ctx, forged) })
@@ -149,7 +149,7 @@ var _ = Describe("Two tenants in two namespaces with ComputeDomains on one node"
 func refusals(events []eventsv1.Event) []string {
 	var notes []string
 	for _, e := range events {
-		if e.Reason == cdv1beta1.ComputeDomainReasonMemberRecordRefused {
+		if e.Reason == cdv1beta1.IMEXNodeReasonRefused {
 			notes = append(notes, strings.TrimSpace(e.Note))
 		}
 	}

@@ -122,7 +122,7 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	if b.dyn, err = dynamic.NewForConfig(cluster.RESTConfig()); err != nil {
 		return err
 	}
-	if cf.imexMode == cdv1beta1.IMEXModeClique {
+	{
 		waited := time.Now()
 		if err := waitForCliqueDaemons(ctx, b.dyn, cf.racks*cf.nodesPerRack, *formationTimeout); err != nil {
 			return err
@@ -629,7 +629,7 @@ type formationPoint struct {
 }
 
 func writeFormationJSON(path string, runs []formationRun, nodes int, cf clusterFlags) error {
-	out := formationJSON{Nodes: nodes, Racks: cf.racks, IMEXMode: cf.imexMode}
+	out := formationJSON{Nodes: nodes, Racks: cf.racks, IMEXMode: "Clique"}
 	for _, r := range runs {
 		w, c, t := r.auditedWrites()
 		out.Runs = append(out.Runs, formationPoint{

@@ -93,7 +93,6 @@ type clusterFlags struct {
 	startParallel int
 	draDriver     string
 	cds           bool
-	imexMode      string
 }
 
 func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra string) {
@@ -109,7 +108,6 @@ func (f *clusterFlags) register(fs *flag.FlagSet, racks, nodesPerRack int, extra
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of simcluster itself")
 	fs.IntVar(&f.startParallel, "start-parallelism", 8, "nodes started at once")
 	fs.BoolVar(&f.cds, "compute-domains", true, "turn on ComputeDomains in the operator's chart: the controller, the compute-domain kubelet plugin on every node, and the IMEX daemon pods")
-	fs.StringVar(&f.imexMode, "imex-mode", "Clique", "the chart's computeDomainDaemon.imexMode: Clique (its default: a long-lived IMEX daemon per node, a channel per domain) or Domain (an IMEX daemon pod per domain and node)")
 	fs.StringVar(&f.draDriver, "dra-driver", "gpu-plugin", "DRA driver on every node: gpu-plugin (the project's GPU kubelet plugin from the chart's DaemonSet, mock NVML) or test-driver (a minimal driver of the e2e module instead)")
 }
 
@@ -127,11 +125,7 @@ func (f *clusterFlags) config() (simcluster.Config, error) {
 	default:
 		return simcluster.Config{}, fmt.Errorf("--dra-driver %q: allowed values are gpu-plugin, test-driver", f.draDriver)
 	}
-	if f.imexMode != "Domain" && f.imexMode != "Clique" {
-		return simcluster.Config{}, fmt.Errorf("--imex-mode %q: allowed values are Domain, Clique", f.imexMode)
-	}
 	return simcluster.Config{
-		ChartValues:             map[string]any{"computeDomainDaemon": map[string]any{"imexMode": f.imexMode}},
 		NodeComponents:          components,
 		ComputeDomains:          f.cds,
 		Topology:                topology.Topology{Profile: f.profile, Racks: f.racks, NodesPerRack: f.nodesPerRack, Extra: extra},
