@@ -24,7 +24,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 )
 
 // dockerStage is one FROM ... AS name stage of the Dockerfile with its instructions (continuation lines joined).

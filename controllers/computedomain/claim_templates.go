@@ -106,7 +106,7 @@ func opaqueParameters(obj any) (runtime.RawExtension, error) {
 // domainLabels are the labels of every object the controller creates for a domain.
 func domainLabels(cd *v1beta1.ComputeDomain) map[string]string {
 	return map[string]string{
-		v1beta1.ManagedByLabelKey:             v1beta1.ManagedByLabelValue,
+		v1beta1.ManagedByLabelKey:     v1beta1.ManagedByLabelValue,
 		v1beta1.ComputeDomainLabelKey: string(cd.UID),
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"time"
 
-
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 

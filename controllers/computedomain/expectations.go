@@ -40,8 +40,8 @@ type expectations struct {
 
 // domainExpectations are one domain's expectations.
 type domainExpectations struct {
-	name      types.NamespacedName
-	status    *v1beta1.ComputeDomainStatus
+	name   types.NamespacedName
+	status *v1beta1.ComputeDomainStatus
 	// written is when the status was last written.
 	written time.Time
 }

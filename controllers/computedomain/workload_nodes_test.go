@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 )
 
 func allocatedOn(node string) *resourcev1.AllocationResult {
@@ -59,4 +58,3 @@ func TestWorkloadNodes(t *testing.T) {
 		t.Errorf("no claims: nodes %v, want none", got)
 	}
 }
-
