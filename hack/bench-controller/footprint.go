@@ -93,7 +93,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.namespaces, "namespaces", 10, "namespaces the domains are spread over")
 	fs.IntVar(&o.workers, "workers", 16, "parallel API calls of the benchmark")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "longest wait for the controller to settle")
-	fs.StringVar(&o.imexMode, "imex-mode", "Clique", "the controller's --imex-mode: Clique (the chart's default; no DaemonSet or daemon template per domain) or Domain")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -106,9 +105,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
-	}
-	if o.imexMode != "Clique" && o.imexMode != "Domain" {
-		return fmt.Errorf("--imex-mode %q: allowed values are Clique, Domain", o.imexMode)
 	}
 	f, err := measureFootprint(ctx, o, exe, stderr)
 	if err != nil {
@@ -289,8 +285,8 @@ func startController(ctx context.Context, exe, kubeconfig, logPath, imexMode str
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cmd := exec.CommandContext(ctx, exe,
-		"--kubeconfig="+kubeconfig, "--namespace="+operatorNamespace, "--daemon-image=bench.invalid/daemon:1",
-		"--metrics-bind-address="+addr, "--health-probe-bind-address=0", "--imex-mode="+imexMode)
+		"--kubeconfig="+kubeconfig, "--namespace="+operatorNamespace,
+		"--metrics-bind-address="+addr, "--health-probe-bind-address=0")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
