@@ -12,9 +12,11 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package computedomain reconciles ComputeDomains: it creates the workload and daemon claim templates
-// and the per-domain IMEX daemon DaemonSet, assigns per-clique node indices and IMEX channels from the
-// daemons' ComputeDomainMember records, keeps the domain's gang PodGroup when the cluster serves the Workload
-// API (podgroup.go, through internal/workloadapi), aggregates the domain's status, and tears everything down
-// through the domain's finalizer. The design is docs/design/computedomains.md.
+// Package computedomain reconciles ComputeDomains: it creates the domain's workload claim template, finds
+// the nodes its workload claims are allocated on, reads what the long-lived IMEX daemons report of those
+// nodes (IMEXNodes) and where their cliques' ensembles list them (IMEXCliques, written by package imexclique,
+// which NewManager runs beside it), allocates one IMEX channel per domain and clique, keeps the domain's gang
+// PodGroup when the cluster serves the Workload API (podgroup.go, through internal/workloadapi) or the clique
+// placement fallback when it does not (clique_placement.go), writes the status package's status once per
+// pass, and releases the channels through the domain's finalizer. The design is docs/design/computedomains.md.
 package computedomain
