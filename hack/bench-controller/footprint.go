@@ -145,7 +145,7 @@ func measureFootprint(ctx context.Context, o footprintOptions, exe string, progr
 		}
 	}
 
-	ctrl, err := startController(ctx, exe, kubeconfig, filepath.Join(dir, "controller.log"), o.imexMode)
+	ctrl, err := startController(ctx, exe, kubeconfig, filepath.Join(dir, "controller.log"))
 	if err != nil {
 		return footprint{}, err
 	}
@@ -274,7 +274,7 @@ type controllerProcess struct {
 	err     error
 }
 
-func startController(ctx context.Context, exe, kubeconfig, logPath, imexMode string) (*controllerProcess, error) {
+func startController(ctx context.Context, exe, kubeconfig, logPath string) (*controllerProcess, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err

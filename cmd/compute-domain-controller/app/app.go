@@ -119,8 +119,7 @@ func (o *options) controllerConfig() (computedomain.Config, error) {
 		CliquePlacement:     o.cliquePlacement,
 		GPUDriverName:       o.gpuDriverName,
 	}.WithDefaults()
-	switch {
-	case cfg.OperatorNamespace == "":
+	if cfg.OperatorNamespace == "" {
 		return cfg, fmt.Errorf("--namespace: must be set (or $POD_NAMESPACE): the operator namespace")
 	}
 	return cfg, cfg.Validate()

@@ -35,8 +35,6 @@ import (
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
-const opNS = "nvidia-dra"
-
 type releases []types.UID
 
 func (r *releases) Release(uid types.UID) { *r = append(*r, uid) }
