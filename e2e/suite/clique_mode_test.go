@@ -29,21 +29,6 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 )
 
-// cliqueModeTimeout covers a helm upgrade that switches the IMEX mode: the controller's rollout and the
-// long-lived daemons starting on every clique node (or going away again).
-const cliqueModeTimeout = 3 * time.Minute
-
-// cliqueNodes are the nodes the GPU plugin labeled with an NVLink clique.
-func cliqueNodes(ctx SpecContext, g Gomega) map[string]string {
-	nodes, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "nvidia.com/gpu.clique"})
-	g.Expect(err).NotTo(HaveOccurred())
-	out := map[string]string{}
-	for _, n := range nodes.Items {
-		out[n.Name] = n.Labels["nvidia.com/gpu.clique"]
-	}
-	return out
-}
-
 // The IMEX modes these stories were written for. The per-domain mode (Domain) is retired: the operator runs
 // only the long-lived per-clique daemons.
 const (
