@@ -21,10 +21,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 const (
@@ -35,9 +32,10 @@ const (
 )
 
 var _ = Describe("The API server refusing the operator's connections for 30 s while a domain forms", Serial, func() {
-	It("converges once it is back: the domain Ready with both nodes, one DaemonSet, one daemon template, one record per node, the pods Running", func(ctx SpecContext) {
-		requireIMEXMode(ctx, imexModeDomain)
+	It("converges once it is back: the domain Ready with both nodes, served by the nodes' long-lived IMEX daemons (their IMEXNodes Ready, the clique's ensemble listing both), the pods Running", func(ctx SpecContext) {
 		requireSimulated("cutting the operator's pods off the API server")
+		var daemons map[types.UID]string
+		Eventually(ctx, func(g Gomega) { daemons = imexDaemonPods(ctx, g) }).Should(Succeed())
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
 		By("cutting every connection of the operator's pods to the API server and refusing new ones for " + apiOutage.String())
@@ -54,13 +52,11 @@ var _ = Describe("The API server refusing the operator's connections for 30 s wh
 		uid := waitForReadyDomainOfNodesWithin(ctx, ns, "imex-pods", 2, recoveryTimeout)
 		runningPod(ctx, ns, "imex-pod-0")
 		runningPod(ctx, ns, "imex-pod-1")
-		selector := metav1.ListOptions{LabelSelector: cdv1beta1.ComputeDomainLabelKey + "=" + string(uid)}
-		dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, selector)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(dss.Items).To(HaveLen(1), "one IMEX DaemonSet")
-		templates, err := env.client.ResourceV1().ResourceClaimTemplates(simcluster.OperatorNamespace).List(ctx, selector)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(templates.Items).To(HaveLen(1), "one daemon claim template")
+		Eventually(ctx, func(g Gomega) {
+			expectServedByCliqueDaemons(ctx, g, ns, "imex-pods")
+			expectNoPerDomainObjects(ctx, g, uid)
+			g.Expect(imexDaemonPods(ctx, g)).To(Equal(daemons), "the long-lived IMEX daemons outlived the outage, none added")
+		}).WithTimeout(recoveryTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
 		By("the operator's own pods are all running again")
 		Eventually(ctx, func(g Gomega) {
 			for _, p := range operatorPods(ctx, g) {

@@ -121,8 +121,7 @@ func cdiFilesOf(node string, claimUIDs sets.Set[string]) ([]string, error) {
 }
 
 var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node", func() {
-	It("give each domain its own channel and its own IMEX daemon on the shared node; a deleted domain leaves nothing behind and its channel goes to the next domain", func(ctx SpecContext) {
-		requireIMEXMode(ctx, imexModeDomain)
+	It("give each domain its own channel on the shared node, both served by the node's one long-lived IMEX daemon; a deleted domain leaves nothing behind and its channel goes to the next domain", func(ctx SpecContext) {
 		cl := computeDomains()
 
 		By("waiting until no other ComputeDomain holds a channel, so that channels are handed out from the lowest")
@@ -142,32 +141,24 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 		Expect(podB.Spec.NodeName).To(Equal(podA.Spec.NodeName), "team-b's pod follows team-a's")
 		Expect([]string{a.node, b.node}).To(HaveEach(podA.Spec.NodeName), "both domains list the shared node")
 		Expect(b.channel).NotTo(Equal(a.channel), "a second domain in the same rack gets a different channel")
-		Expect(b.ip).NotTo(Equal(a.ip), "the two IMEX daemons on %s listen on their own pod addresses", a.node)
+		Expect(b.ip).To(Equal(a.ip), "both domains name the one long-lived IMEX daemon of %s", a.node)
+		var daemon corev1.Pod
+		Eventually(ctx, func(g Gomega) {
+			servedA, servedB := expectServedByCliqueDaemons(ctx, g, ns, "team-a"), expectServedByCliqueDaemons(ctx, g, ns, "team-b")
+			g.Expect(servedB[b.node].UID).To(Equal(servedA[a.node].UID), "one IMEX daemon pod serves both domains on %s", a.node)
+			daemon = servedA[a.node]
+		}).WithTimeout(podStartTimeout).Should(Succeed())
 
 		if simulatedChecks("recorded CDI edits") {
 			Expect(imexChannels(podA, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", a.channel)}), "team-a's pod sees only team-a's channel")
 			Expect(imexChannels(podB, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", b.channel)}), "team-b's pod sees only team-b's channel")
 		}
 
-		By("recording what team-a's domain caused: daemon pod, claims, member record")
+		By("recording what team-a's domain caused: its pod's claims and their CDI files, no object in the operator namespace")
 		domainSelector := cdv1beta1.ComputeDomainLabelKey + "=" + string(a.uid)
-		var daemonA corev1.Pod
-		Eventually(ctx, func(g Gomega) {
-			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(daemons.Items).To(HaveLen(1))
-			g.Expect(daemons.Items[0].Status.Phase).To(Equal(corev1.PodRunning))
-			daemonA = daemons.Items[0]
-		}).WithTimeout(podStartTimeout).Should(Succeed())
-		dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(dss.Items).To(HaveLen(1), "team-a's daemon DaemonSet")
-		daemonTemplates, err := env.client.ResourceV1().ResourceClaimTemplates(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(daemonTemplates.Items).NotTo(BeEmpty(), "team-a's daemon claim template")
+		Eventually(ctx, func(g Gomega) { expectNoPerDomainObjects(ctx, g, a.uid) }).Should(Succeed())
 		claimUIDs := sets.New(podClaimUIDs(ctx, podA)...)
-		claimUIDs.Insert(podClaimUIDs(ctx, &daemonA)...)
-		Expect(claimUIDs.Len()).To(Equal(3), "team-a's GPU and channel claims and its daemon's claim")
+		Expect(claimUIDs.Len()).To(Equal(2), "team-a's GPU and channel claims")
 
 		if simulatedChecks("CDI files on the nodes") {
 			Expect(cdiFilesOf(a.node, claimUIDs)).NotTo(BeEmpty(), "team-a's claims have CDI files on %s", a.node)
@@ -181,9 +172,7 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 		Eventually(ctx, func(g Gomega) {
 			err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "team-a"}, &cdv1beta1.ComputeDomain{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "domain gone, got %v", err)
-			dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(dss.Items).To(BeEmpty(), "DaemonSets")
+			expectNoPerDomainObjects(ctx, g, a.uid)
 			for _, tns := range []string{ns, simcluster.OperatorNamespace} {
 				templates, err := env.client.ResourceV1().ResourceClaimTemplates(tns).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
 				g.Expect(err).NotTo(HaveOccurred())
@@ -213,8 +202,11 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 			}).WithTimeout(domainTeardownTimeout).Should(Succeed())
 		}
 
-		By("team-b's domain is still Ready and keeps its channel")
+		By("team-b's domain is still Ready and keeps its channel, served by the same IMEX daemon")
 		Expect(waitForReadyDomain(ctx, cl, ns, "team-b").channel).To(Equal(b.channel))
+		Eventually(ctx, func(g Gomega) {
+			g.Expect(expectServedByCliqueDaemons(ctx, g, ns, "team-b")[b.node].UID).To(Equal(daemon.UID))
+		}).WithTimeout(podStartTimeout).Should(Succeed())
 
 		By("a next domain in the rack takes the channel team-a released")
 		createFixture(ctx, ns, "demo/computedomain-next-team.yaml")

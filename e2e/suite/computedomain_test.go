@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -37,17 +38,21 @@ import (
 )
 
 var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
-	It("runs every pod with the domain's one IMEX channel in a Ready domain of 4 nodes, and the daemons leave when the job is done", func(ctx SpecContext) {
-		requireIMEXMode(ctx, imexModeDomain)
+	It("runs every pod with the domain's one IMEX channel in a Ready domain of 4 nodes served by the nodes' long-lived IMEX daemons, which stay as they were when the job is done and the domain deleted", func(ctx SpecContext) {
 		cl := computeDomains()
+		var daemons map[types.UID]string
+		Eventually(ctx, func(g Gomega) {
+			daemons = imexDaemonPods(ctx, g)
+			g.Expect(daemons).NotTo(BeEmpty(), "the chart runs a long-lived IMEX daemon on every clique node")
+		}).WithTimeout(podStartTimeout).Should(Succeed())
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-job.yaml")
 		domain := client.ObjectKey{Namespace: ns, Name: "imex-domain"}
 
 		By("waiting for the domain to be Ready with 4 nodes and the 4 pods to start")
 		var pods []corev1.Pod
+		var cd cdv1beta1.ComputeDomain
 		Eventually(ctx, func(g Gomega) {
-			var cd cdv1beta1.ComputeDomain
 			g.Expect(cl.Get(ctx, domain, &cd)).To(Succeed())
 			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
 			g.Expect(cd.Status.Nodes).To(HaveLen(4))
@@ -56,6 +61,9 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 				g.Expect(n.IPAddress).NotTo(BeEmpty(), "node %s has its IMEX daemon's address", n.Name)
 				g.Expect(n.CliqueID).NotTo(BeEmpty(), "node %s has its clique", n.Name)
 			}
+			distinctIndices(g, &cd)
+			g.Expect(cd.Status.Cliques).To(HaveLen(1), "one rack, one clique")
+			g.Expect(cd.Status.Cliques[0].Channel).NotTo(BeNil(), "the domain holds a channel in its clique")
 			list, err := env.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=nccl-job"})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(list.Items).To(HaveLen(4))
@@ -64,9 +72,17 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 			}
 			pods = list.Items
 		}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		channel := *cd.Status.Cliques[0].Channel
+		Expect(channel).NotTo(BeZero(), "channel 0 stays free")
+
+		By("checking that the nodes' long-lived IMEX daemons serve the domain, and that it started none of its own")
+		Eventually(ctx, func(g Gomega) {
+			expectServedByCliqueDaemons(ctx, g, ns, domain.Name)
+		}).WithTimeout(podStartTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		Eventually(ctx, func(g Gomega) { g.Expect(imexDaemonPods(ctx, g)).To(Equal(daemons)) }).Should(Succeed())
+		Eventually(ctx, func(g Gomega) { expectNoPerDomainObjects(ctx, g, cd.UID) }).Should(Succeed())
 
 		if simulatedChecks("recorded CDI edits") {
-			channels := map[string]bool{}
 			for _, p := range pods {
 				edits, err := nodeagent.DecodeCDIEdits(p.Annotations)
 				Expect(err).NotTo(HaveOccurred())
@@ -76,51 +92,44 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 						got = append(got, filepath.Base(n.Path))
 					}
 				}
-				Expect(got).To(HaveLen(1), "pod %s gets exactly one IMEX channel", p.Name)
-				channels[got[0]] = true
+				Expect(got).To(Equal([]string{fmt.Sprintf("channel%d", channel)}), "pod %s gets exactly the domain's IMEX channel", p.Name)
 			}
-			Expect(channels).To(HaveLen(1), "all pods share the domain's channel")
 		}
 
-		By("waiting for the job to complete and the daemons to leave")
+		By("waiting for the job to complete: the long-lived daemons stay, none restarted")
 		Eventually(ctx, func(g Gomega) {
 			job, err := env.client.BatchV1().Jobs(ns).Get(ctx, "nccl-job", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(job.Status.Succeeded).To(BeEquivalentTo(4))
-			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.DaemonSelector})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(daemons.Items).To(BeEmpty())
 		}).WithTimeout(jobTimeout).Should(Succeed())
+		Eventually(ctx, func(g Gomega) {
+			g.Expect(imexDaemonPods(ctx, g)).To(Equal(daemons))
+			for node, d := range cliqueDaemons(ctx, g) {
+				g.Expect(d.Status.Phase).To(Equal(corev1.PodRunning), "IMEX daemon on %s", node)
+			}
+		}).Should(Succeed())
 
-		By("deleting the domain: nothing it created remains")
+		By("deleting the domain: nothing it created remains, the daemons run on")
 		Expect(cl.Delete(ctx, &cdv1beta1.ComputeDomain{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: domain.Name}})).To(Succeed())
 		Eventually(ctx, func(g Gomega) {
 			err := cl.Get(ctx, domain, &cdv1beta1.ComputeDomain{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "domain gone, got %v", err)
-			dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.DaemonSelector})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(dss.Items).To(BeEmpty())
 			_, err = env.client.ResourceV1().ResourceClaimTemplates(ns).Get(ctx, "imex-channel", metav1.GetOptions{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "channel claim template gone, got %v", err)
+			expectNoPerDomainObjects(ctx, g, cd.UID)
+			g.Expect(imexDaemonPods(ctx, g)).To(Equal(daemons))
 		}).WithTimeout(jobTimeout).Should(Succeed())
 	})
 })
 
-var _ = Describe("A ComputeDomain whose IMEX daemon crashes on one node", func() {
-	// The daemon is the domain's own in the Domain mode and the node's long-lived one in the Clique mode.
-	for _, m := range []struct{ mode, selector string }{
-		{imexModeDomain, simcluster.DaemonSelector}, {imexModeClique, simcluster.CliqueDaemonSelector},
-	} {
-		mode, selector := m.mode, m.selector
-		It("goes Degraded naming the node, gets the daemon restarted by the node and is Ready again with both nodes ("+mode+" IMEX mode)", func(ctx SpecContext) {
-			crashAndRecover(ctx, mode, selector)
-		})
-	}
+var _ = Describe("A ComputeDomain whose node's IMEX daemon crashes", func() {
+	It("goes Degraded naming the node, gets the node's long-lived daemon restarted by the node and is Ready again with both nodes", func(ctx SpecContext) {
+		crashAndRecover(ctx)
+	})
 })
 
-// crashAndRecover is the crash story in one IMEX mode; selector finds the node's IMEX daemon pod.
-func crashAndRecover(ctx SpecContext, mode, selector string) {
-	requireIMEXMode(ctx, mode)
+// crashAndRecover is the crash story: the long-lived IMEX daemon of a node of the domain is killed.
+func crashAndRecover(ctx SpecContext) {
 	requireSimulated("killing a daemon container")
 	cl := computeDomains()
 	ns := newNamespace(ctx)
@@ -145,7 +154,7 @@ func crashAndRecover(ctx SpecContext, mode, selector string) {
 	var daemon corev1.Pod
 	Eventually(ctx, func(g Gomega) {
 		daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
-			LabelSelector: selector, FieldSelector: "spec.nodeName=" + node,
+			LabelSelector: simcluster.CliqueDaemonSelector, FieldSelector: "spec.nodeName=" + node,
 		})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(daemons.Items).To(HaveLen(1))

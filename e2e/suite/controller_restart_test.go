@@ -44,8 +44,7 @@ func controllerPods(ctx SpecContext, g Gomega) []corev1.Pod {
 }
 
 var _ = Describe("The ComputeDomain controller restarted while a domain forms", func() {
-	It("is replaced by its Deployment, and the new controller finishes the domain with one DaemonSet, one daemon per node, distinct indices and one channel", func(ctx SpecContext) {
-		requireIMEXMode(ctx, imexModeDomain)
+	It("is replaced by its Deployment, and the new controller finishes the domain: distinct indices from the clique's ensemble, one channel, served by the nodes' long-lived IMEX daemons", func(ctx SpecContext) {
 		requireSimulated("the controller's pod of the chart's install")
 		var old []corev1.Pod
 		Eventually(ctx, func(g Gomega) {
@@ -53,6 +52,8 @@ var _ = Describe("The ComputeDomain controller restarted while a domain forms", 
 			g.Expect(old).To(HaveLen(1))
 		}).WithTimeout(podStartTimeout).Should(Succeed())
 
+		var daemons map[types.UID]string
+		Eventually(ctx, func(g Gomega) { daemons = imexDaemonPods(ctx, g) }).Should(Succeed())
 		ns := newNamespace(ctx)
 		By("creating a 2-pod ComputeDomain workload and at once deleting the controller's pod")
 		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
@@ -65,35 +66,17 @@ var _ = Describe("The ComputeDomain controller restarted while a domain forms", 
 
 		By("waiting for the domain to be Ready under the new controller")
 		uid := waitForReadyDomainOfNodes(ctx, ns, "imex-pods", 2)
-		selector := metav1.ListOptions{LabelSelector: cdv1beta1.ComputeDomainLabelKey + "=" + string(uid)}
+		Eventually(ctx, func(g Gomega) { expectServedByCliqueDaemons(ctx, g, ns, "imex-pods") }).WithTimeout(podStartTimeout).Should(Succeed())
 		Consistently(ctx, func(g Gomega) {
 			var cd cdv1beta1.ComputeDomain
 			g.Expect(env.crClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "imex-pods"}, &cd)).To(Succeed())
 			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady))
-			indices := map[int32]string{}
-			for _, n := range cd.Status.Nodes {
-				g.Expect(indices).NotTo(HaveKey(n.Index), "nodes %s and %s share index %d", indices[n.Index], n.Name, n.Index)
-				indices[n.Index] = n.Name
-			}
+			distinctIndices(g, &cd)
 			g.Expect(cd.Status.Cliques).To(HaveLen(1))
 			g.Expect(cd.Status.Cliques[0].Channel).NotTo(BeNil())
-
-			dss, err := env.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, selector)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(dss.Items).To(HaveLen(1), "one IMEX DaemonSet for the domain")
-			daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.DaemonSelector + "," + selector.LabelSelector})
-			g.Expect(err).NotTo(HaveOccurred())
-			nodes := map[string]int{}
-			for _, d := range daemons.Items {
-				nodes[d.Spec.NodeName]++
-			}
-			g.Expect(nodes).To(HaveLen(2))
-			for node, n := range nodes {
-				g.Expect(n).To(Equal(1), "daemon pods on %s", node)
-			}
-			templates, err := env.client.ResourceV1().ResourceClaimTemplates(simcluster.OperatorNamespace).List(ctx, selector)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(templates.Items).To(HaveLen(1), "one daemon claim template")
+			expectServedByCliqueDaemons(ctx, g, ns, "imex-pods")
+			expectNoPerDomainObjects(ctx, g, uid)
+			g.Expect(imexDaemonPods(ctx, g)).To(Equal(daemons), "no IMEX daemon pod started or replaced for the domain")
 		}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	})
 })

@@ -48,8 +48,7 @@ func servingPods(ctx SpecContext, g Gomega, ns string) []corev1.Pod {
 }
 
 var _ = Describe("A ComputeDomain whose node is lost mid-job", Serial, func() {
-	It("gets the replacement replica on another tray of the rack with the same channel, and is Ready again without the lost node", func(ctx SpecContext) {
-		requireIMEXMode(ctx, imexModeDomain)
+	It("gets the replacement replica on another tray of the rack with the same channel, and is Ready again without the lost node, served by the long-lived IMEX daemons of the kept and the new node", func(ctx SpecContext) {
 		requireSimulated("stopping a node agent")
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/computedomain-deployment.yaml")
@@ -108,6 +107,8 @@ var _ = Describe("A ComputeDomain whose node is lost mid-job", Serial, func() {
 			}
 			g.Expect(names).To(ConsistOf(kept.Spec.NodeName, replacement.Spec.NodeName))
 			g.Expect(*cd.Status.Cliques[0].Channel).To(Equal(channel), "the domain keeps its channel")
+			distinctIndices(g, &cd)
+			expectServedByCliqueDaemons(ctx, g, ns, "serving")
 		}).WithTimeout(replicaTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
 	})
 })

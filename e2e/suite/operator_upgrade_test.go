@@ -39,10 +39,11 @@ import (
 // upgradeRolloutTimeout covers a rolling update of the plugin DaemonSet, one node at a time.
 const upgradeRolloutTimeout = 3 * time.Minute
 
-// operatorPods are the chart's plugin and controller pods (not the IMEX daemons) by UID, with their images.
+// operatorPods are the chart's plugin and controller pods (not its long-lived IMEX daemons, which a rollout never
+// restarts) by UID, with their images.
 func operatorPods(ctx SpecContext, g Gomega) map[types.UID]corev1.Pod {
 	pods, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/instance=" + simcluster.ReleaseName,
+		LabelSelector: "app.kubernetes.io/instance=" + simcluster.ReleaseName + ",app.kubernetes.io/name!=" + simcluster.DaemonComponent,
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	out := map[types.UID]corev1.Pod{}
@@ -74,14 +75,13 @@ func stampCDIFiles(node string, claims sets.Set[string]) map[string]fileStamp {
 }
 
 var _ = Describe("helm upgrade of the operator to a new image", func() {
-	It("replaces every plugin and controller pod, leaves running claims prepared as they were and the IMEX daemons running, and the new plugins prepare new claims", func(ctx SpecContext) {
-		requireIMEXMode(ctx, imexModeDomain)
+	It("replaces every plugin and controller pod, leaves running claims prepared as they were and the long-lived IMEX daemons running untouched, and the new plugins prepare new claims", func(ctx SpecContext) {
 		requireSimulated("helm upgrade of the simulated cluster's install")
 		ns := newNamespace(ctx)
 
 		By("running a ComputeDomain of two pods (GPUs and the domain's channel), its domain Ready")
 		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
-		domain := waitForReadyDomainOfNodes(ctx, ns, "imex-pods", 2)
+		waitForReadyDomainOfNodes(ctx, ns, "imex-pods", 2)
 		pods := []*corev1.Pod{runningPod(ctx, ns, "imex-pod-0"), runningPod(ctx, ns, "imex-pod-1")}
 		before := map[string]fileStamp{}
 		for _, p := range pods {
@@ -89,14 +89,12 @@ var _ = Describe("helm upgrade of the operator to a new image", func() {
 				before[k] = v
 			}
 		}
-		domainDaemons := metav1.ListOptions{LabelSelector: simcluster.DaemonSelector + "," + cdv1beta1.ComputeDomainLabelKey + "=" + string(domain)}
-		daemons, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, domainDaemons)
-		Expect(err).NotTo(HaveOccurred())
-		daemonUIDs := map[types.UID]string{}
-		for _, d := range daemons.Items {
-			daemonUIDs[d.UID] = d.Spec.NodeName
-		}
-		Expect(daemonUIDs).To(HaveLen(2), "one IMEX daemon on each of the domain's nodes")
+		var served map[string]corev1.Pod
+		Eventually(ctx, func(g Gomega) { served = expectServedByCliqueDaemons(ctx, g, ns, "imex-pods") }).WithTimeout(podStartTimeout).Should(Succeed())
+		Expect(served).To(HaveLen(2), "a long-lived IMEX daemon on each of the domain's nodes")
+		var daemons map[types.UID]string
+		var restarts map[string]int32
+		Eventually(ctx, func(g Gomega) { daemons, restarts = imexDaemonPods(ctx, g), daemonRestarts(ctx, g) }).Should(Succeed())
 		var old map[types.UID]corev1.Pod
 		Eventually(ctx, func(g Gomega) { old = operatorPods(ctx, g) }).Should(Succeed())
 
@@ -128,17 +126,15 @@ var _ = Describe("helm upgrade of the operator to a new image", func() {
 			Expect(runningPod(ctx, ns, p.Name).UID).To(Equal(p.UID), "pod %s kept running", p.Name)
 		}
 
-		By("checking that the IMEX daemons were not restarted and the domain stays Ready")
-		daemons, err = env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, domainDaemons)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(daemons.Items).To(HaveLen(2))
-		for _, d := range daemons.Items {
-			Expect(daemonUIDs).To(HaveKey(d.UID), "daemon %s is one from before the upgrade", d.Name)
-			Expect(d.Status.Phase).To(Equal(corev1.PodRunning), "daemon %s", d.Name)
-			for _, cs := range d.Status.ContainerStatuses {
-				Expect(cs.RestartCount).To(BeZero(), "daemon %s container %s", d.Name, cs.Name)
+		By("checking that the long-lived IMEX daemons were neither replaced nor restarted and still serve the domain")
+		Consistently(ctx, func(g Gomega) {
+			g.Expect(imexDaemonPods(ctx, g)).To(Equal(daemons), "the IMEX daemon pods are those from before the upgrade")
+			g.Expect(daemonRestarts(ctx, g)).To(Equal(restarts), "no IMEX daemon container restarted")
+			for node, d := range cliqueDaemons(ctx, g) {
+				g.Expect(d.Status.Phase).To(Equal(corev1.PodRunning), "IMEX daemon %s on %s", d.Name, node)
 			}
-		}
+			g.Expect(expectServedByCliqueDaemons(ctx, g, ns, "imex-pods")).To(HaveLen(2))
+		}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 		waitForReadyDomainOfNodes(ctx, ns, "imex-pods", 2)
 
 		By("preparing a new GPU claim with the new plugins")

@@ -56,7 +56,7 @@ const (
 type testEnv struct {
 	client kubernetes.Interface
 	// crClient reads, lists, watches and deletes the typed resource.nvidia.com kinds
-	// (ComputeDomain, ComputeDomainMember) through the operator's own scheme.
+	// (ComputeDomain, IMEXNode, IMEXClique) through the operator's own scheme.
 	crClient   client.WithWatch
 	restConfig *rest.Config
 	applier    *simcluster.Applier
@@ -198,7 +198,7 @@ func waitingReasons(pod *corev1.Pod) string {
 	return "[" + strings.Join(parts, "; ") + "]"
 }
 
-// computeDomains returns the client for ComputeDomains and their members, or skips the spec when the
+// computeDomains returns the client for ComputeDomains and the IMEX kinds, or skips the spec when the
 // cluster has none installed.
 func computeDomains() client.WithWatch {
 	GinkgoHelper()

@@ -66,8 +66,7 @@ func claimSpecOf(class string, config runtime.Object) resourcev1.ResourceClaimSp
 }
 
 var _ = Describe("Two tenants in two namespaces with ComputeDomains on one node", func() {
-	It("each pod sees only its own domain's channel (Single and All), another tenant's channel or daemon device cannot be claimed, and a forged member record is ignored", func(ctx SpecContext) {
-		requireIMEXMode(ctx, imexModeDomain)
+	It("each pod sees only its own domain's channel (Single and All), another tenant's channel or daemon device cannot be claimed, and a forged IMEXNode does not join tenant A's clique's ensemble", func(ctx SpecContext) {
 		cl := computeDomains()
 		nsA, nsB := newNamespace(ctx), newNamespace(ctx)
 		createFixture(ctx, nsA, "demo/tenant-a.yaml")
@@ -114,42 +113,44 @@ var _ = Describe("Two tenants in two namespaces with ComputeDomains on one node"
 		Expect(apierrors.IsForbidden(err) || apierrors.IsInvalid(err)).To(BeTrue(), "want a refusal, got %v", err)
 		Expect(err.Error()).To(ContainSubstring("is reserved for the operator's IMEX daemons"))
 
-		By("a forged member record putting another node into tenant A's domain: ignored, with a warning event")
-		nodes, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		intruder := "intruder-node"
-		for _, n := range nodes.Items {
-			if n.Name != a.node {
-				intruder = n.Name
-				break
-			}
-		}
+		By("a forged IMEXNode putting a node without an IMEX daemon into tenant A's clique: refused, with a warning event on the record")
 		var domainA cdv1beta1.ComputeDomain
 		Expect(cl.Get(ctx, client.ObjectKey{Namespace: nsA, Name: "tenant-a"}, &domainA)).To(Succeed())
-		forged := utiltesting.MakeIMEXNode(intruder, simcluster.OperatorNamespace).
-			Clique(domainA.Status.Nodes[0].CliqueID).IP("127.0.0.66").Obj()
+		cliqueA := domainA.Status.Nodes[0].CliqueID
+		// A node of the cluster without a clique runs no long-lived daemon, so no real IMEXNode has its name.
+		intruder := "intruder-node"
+		nodes, err := env.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "!" + cdv1beta1.CliqueNodeLabelKey})
+		Expect(err).NotTo(HaveOccurred())
+		if len(nodes.Items) > 0 {
+			intruder = nodes.Items[0].Name
+		}
+		forged := utiltesting.MakeIMEXNode(intruder, simcluster.OperatorNamespace).Clique(cliqueA).IP("127.0.0.66").Ready().Obj()
 		Expect(cl.Create(ctx, forged)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { _ = cl.Delete(ctx, forged) })
 		Eventually(ctx, func(g Gomega) {
-			events, err := env.client.EventsV1().Events(nsA).List(ctx, metav1.ListOptions{})
+			events, err := env.client.EventsV1().Events(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(refusals(events.Items)).To(ContainElement(And(ContainSubstring(forged.Name), ContainSubstring("not owned by an IMEX daemon pod of the domain"))))
+			g.Expect(refusals(events.Items, forged.Name)).To(ContainElement(ContainSubstring("not owned by a long-lived IMEX daemon pod")))
 		}).WithTimeout(podStartTimeout).Should(Succeed())
 		Consistently(ctx, func(g Gomega) {
+			var clique cdv1beta1.IMEXClique
+			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: simcluster.OperatorNamespace, Name: cdv1beta1.IMEXCliqueName(cliqueA)}, &clique)).To(Succeed())
+			g.Expect(clique.Status.Nodes).NotTo(ContainElement(HaveField("Name", intruder)), "the forged node is not in the clique's ensemble")
+			g.Expect(clique.Status.Nodes).NotTo(ContainElement(HaveField("IPAddress", forged.Spec.IPAddress)), "the forged address is not in the clique's ensemble")
 			var cd cdv1beta1.ComputeDomain
 			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: nsA, Name: "tenant-a"}, &cd)).To(Succeed())
 			g.Expect(cd.Status.Nodes).To(HaveLen(1))
-			g.Expect(cd.Status.Nodes[0].Name).To(Equal(a.node), "the forged node is not in tenant A's ensemble")
+			g.Expect(cd.Status.Nodes[0].Name).To(Equal(a.node), "tenant A's domain keeps its one node")
 			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady))
 		}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	})
 })
 
-// refusals are the notes of MemberRecordRefused events.
-func refusals(events []eventsv1.Event) []string {
+// refusals are the notes of the IMEXNodeRefused events regarding the IMEXNode name.
+func refusals(events []eventsv1.Event, name string) []string {
 	var notes []string
 	for _, e := range events {
-		if e.Reason == cdv1beta1.IMEXNodeReasonRefused {
+		if e.Reason == cdv1beta1.IMEXNodeReasonRefused && e.Regarding.Kind == "IMEXNode" && e.Regarding.Name == name {
 			notes = append(notes, strings.TrimSpace(e.Note))
 		}
 	}

@@ -22,34 +22,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 )
 
-// The IMEX modes these stories were written for. The per-domain mode (Domain) is retired: the operator runs
-// only the long-lived per-clique daemons.
-const (
-	imexModeDomain = "Domain"
-	imexModeClique = "Clique"
-)
-
-// requireIMEXMode marks a story written for one IMEX mode. Stories of the retired per-domain mode are skipped
-// until they are re-homed in the one design (issue 21: NVIDIA-style job, controller restart, API outage, node
-// loss, helm upgrade, two isolation stories); stories of the Clique mode run.
-func requireIMEXMode(_ SpecContext, mode string) {
-	GinkgoHelper()
-	if mode == imexModeDomain {
-		Skip("written for the retired per-domain IMEX mode; not yet re-homed in the one design (issue 21)")
-	}
-}
-
-var _ = Describe("The Clique IMEX mode (computeDomainDaemon.imexMode=Clique)", func() {
-	It("serves a domain from the nodes' long-lived IMEX daemons: Ready with a channel per clique and no daemon pod of its own", func(ctx SpecContext) {
-		requireIMEXMode(ctx, imexModeClique)
-
+var _ = Describe("The two-pod ComputeDomain demo and the no-fabric one", func() {
+	It("are served by the nodes' long-lived IMEX daemons: Ready with a channel per clique (channel 0 free), no channel without a fabric, and no daemon pod of their own", func(ctx SpecContext) {
+		var daemons map[types.UID]string
+		Eventually(ctx, func(g Gomega) { daemons = imexDaemonPods(ctx, g) }).Should(Succeed())
 		ns := newNamespace(ctx)
 		By("running the two-pod ComputeDomain demo unchanged")
 		createFixture(ctx, ns, "demo/computedomain-pods.yaml")
@@ -85,13 +68,11 @@ var _ = Describe("The Clique IMEX mode (computeDomainDaemon.imexMode=Clique)", f
 			Expect(imexChannels(pod, "ctr")).To(BeEmpty())
 		}
 
-		By("starting no IMEX daemon pod for the domain")
+		By("starting no IMEX daemon pod for the domains: the long-lived ones serve them")
+		Eventually(ctx, func(g Gomega) { expectServedByCliqueDaemons(ctx, g, ns, "imex-pods") }).WithTimeout(podStartTimeout).Should(Succeed())
 		Consistently(ctx, func(g Gomega) {
-			pods, err := env.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
-				LabelSelector: simcluster.DaemonSelector + "," + cdv1beta1.ComputeDomainLabelKey + "=" + string(uid),
-			})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(pods.Items).To(BeEmpty())
+			expectNoPerDomainObjects(ctx, g, uid)
+			g.Expect(imexDaemonPods(ctx, g)).To(Equal(daemons))
 		}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	})
 })
