@@ -227,22 +227,20 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 		It("places two 10-node jobs submitted together in two different racks, each whole", func(ctx SpecContext) {
 			// Every rack has 15 free trays (the spec before): no rack holds both.
 			a, b := c.Namespace(ctx), c.Namespace(ctx)
+			// Pods run 2 s here: a job placed after the other finished may take the same rack, which is
+			// right; pods of the two jobs must never hold trays of one rack at the same time (15 free trays
+			// hold one job), whatever the timing: the watch sees every binding and every end in order.
+			holdings := c.WatchHoldings(ctx, a, b)
 			c.CreateGangJob(ctx, a, fixture, 10)
 			c.CreateGangJob(ctx, b, fixture, 10)
 			inA, inB := c.BoundCliques(ctx, a, 10), c.BoundCliques(ctx, b, 10)
 			Expect(inA).To(HaveLen(1), "job A in one rack")
 			Expect(inB).To(HaveLen(1), "job B in one rack")
-			// Pods run 2 s here: a job placed after the other finished may take the same rack, which is
-			// right; two jobs that ran at the same time must not share one (15 free trays hold one).
 			c.WaitJobDone(ctx, a)
 			c.WaitJobDone(ctx, b)
-			startA, endA := c.RunSpan(ctx, a)
-			startB, endB := c.RunSpan(ctx, b)
-			if startA.Before(endB) && startB.Before(endA) {
-				Expect(keys(inA)).NotTo(Equal(keys(inB)), "the two jobs ran at once (%s-%s, %s-%s), in different racks", startA, endA, startB, endB)
-			} else {
-				GinkgoWriter.Printf("the two jobs ran one after the other (%s-%s, %s-%s), in racks %v and %v\n", startA, endA, startB, endB, keys(inA), keys(inB))
-			}
+			holdings.Stop()
+			Expect(holdings.SharedCliques()).To(BeEmpty(), "pods of the two jobs in one rack at the same time\n%s", holdings)
+			AddReportEntry("placement", fmt.Sprintf("the two jobs ran at once: %t, in racks %v and %v", holdings.RanAtOnce(), keys(inA), keys(inB)))
 		})
 
 		It("refuses a 20-node domain that no rack can hold: no pod binds, and the domain says why", func(ctx SpecContext) {
@@ -271,11 +269,13 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 			c.WaitRunning(ctx, busy, Racks*TraysPerRack-2*15)
 
 			jobs := []string{c.Namespace(ctx), c.Namespace(ctx), c.Namespace(ctx)}
+			holdings := c.WatchHoldings(ctx, jobs...)
 			for _, ns := range jobs {
 				c.CreateGangJob(ctx, ns, fixture, 10)
 			}
-			// Every job completes, each inside one rack; three cannot run at once on two racks of 15, so one of
-			// them ran in a rack after another job there had finished, as a whole.
+			// Every job completes, each inside one rack; three cannot run at once on two racks of 15, so the one
+			// placed last waited, with no pod bound, while the other two held both racks, and then ran in a rack
+			// after the job there had finished, as a whole.
 			used := map[string]int{}
 			for _, ns := range jobs {
 				c.WaitJobDone(ctx, ns)
@@ -285,7 +285,11 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 					used[cl]++
 				}
 			}
+			holdings.Stop()
 			Expect(keys(used)).To(ConsistOf(c.RackClique(0), c.RackClique(1)), "the three jobs ran in the two racks with free trays")
+			Expect(holdings.SharedCliques()).To(BeEmpty(), "pods of two jobs in one rack at the same time\n%s", holdings)
+			third := holdings.LastPlaced()
+			Expect(holdings.WaitedWhole(third, 2)).To(BeTrue(), "job %s, placed last, waited with no pod bound while the other two held both racks\n%s", third, holdings)
 		})
 	})
 }
@@ -388,26 +392,6 @@ func (c *Cluster) CreateGangJob(ctx context.Context, ns, fixture string, nodes i
 	}).WithTimeout(gangBindTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	_, err = c.Applier.Create(ctx, ns, job)
 	Expect(err).NotTo(HaveOccurred())
-}
-
-// RunSpan is when the first pod of the gang job in ns started and its last pod finished.
-func (c *Cluster) RunSpan(ctx context.Context, ns string) (time.Time, time.Time) {
-	GinkgoHelper()
-	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=gang-job"})
-	Expect(err).NotTo(HaveOccurred())
-	var start, end time.Time
-	for _, p := range pods.Items {
-		if p.Status.StartTime != nil && (start.IsZero() || p.Status.StartTime.Before(&metav1.Time{Time: start})) {
-			start = p.Status.StartTime.Time
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			if t := cs.State.Terminated; t != nil && t.FinishedAt.After(end) {
-				end = t.FinishedAt.Time
-			}
-		}
-	}
-	Expect(start.IsZero() || end.IsZero()).To(BeFalse(), "pods of %s with start and finish times", ns)
-	return start, end
 }
 
 // DeleteNamespace deletes ns and waits until its pods are gone.
