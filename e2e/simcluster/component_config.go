@@ -23,7 +23,7 @@ import (
 
 const (
 	// OperatorNamespace is the operator's release namespace: the plugins, the
-	// controller and the per-domain IMEX DaemonSets and daemon pods run there.
+	// controller and the long-lived IMEX daemons run there.
 	OperatorNamespace = "computedomain-operator"
 	// ComputeDomainDriverName is the compute-domain DRA driver.
 	ComputeDomainDriverName = cdv1beta1.ComputeDomainDriverName
@@ -35,12 +35,7 @@ const (
 	DaemonComponent         = "compute-domain-daemon"
 )
 
-// DaemonSelector selects the IMEX daemon pods and DaemonSets in
-// OperatorNamespace, where the chart's plugin and controller pods run too.
-var DaemonSelector = imexclique.AppLabelKey + "=" + imexclique.AppLabelValue + "," +
-	imexclique.ComponentLabelKey + "!=" + imexclique.ComponentLabelValue
-
-// CliqueDaemonSelector selects the long-lived IMEX daemon pods of the Clique IMEX mode.
+// CliqueDaemonSelector selects the long-lived IMEX daemon pods of the chart's DaemonSet (one per NVLink clique node).
 var CliqueDaemonSelector = imexclique.AppLabelKey + "=" + imexclique.AppLabelValue + "," +
 	imexclique.ComponentLabelKey + "=" + imexclique.ComponentLabelValue
 

@@ -64,7 +64,6 @@ const operatorNamespace = "computedomain-operator"
 type footprintOptions struct {
 	domains, nodes, namespaces, workers int
 	timeout                             time.Duration
-	imexMode                            string
 }
 
 // footprint is what one run measured.
@@ -568,7 +567,7 @@ func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
 
 func printFootprint(w io.Writer, o footprintOptions, f footprint) {
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
-	_, _ = fmt.Fprintf(w, "\nComputeDomain controller footprint: %d domains over %d nodes (%d workload claims), %d namespaces, IMEX mode %s\n\n", o.domains, o.nodes, o.domains*(o.nodes/o.domains), o.namespaces, o.imexMode)
+	_, _ = fmt.Fprintf(w, "\nComputeDomain controller footprint: %d domains over %d nodes (%d workload claims), %d namespaces\n\n", o.domains, o.nodes, o.domains*(o.nodes/o.domains), o.namespaces)
 	_, _ = fmt.Fprintf(w, "peak RSS (VmHWM)         %.0f MiB   (goal ≤ 300 MiB)\n", mib(f.peakRSS))
 	_, _ = fmt.Fprintf(w, "RSS when settled         %.0f MiB\n", mib(f.rss))
 	_, _ = fmt.Fprintf(w, "reconciles               %d (%d errors)\n", f.reconciles, f.reconcileErrors)

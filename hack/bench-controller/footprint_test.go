@@ -44,7 +44,7 @@ func TestFootprintOfTwentyDomains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := footprintOptions{domains: 20, nodes: 40, namespaces: 2, workers: 8, timeout: 2 * time.Minute, imexMode: "Clique"}
+	o := footprintOptions{domains: 20, nodes: 40, namespaces: 2, workers: 8, timeout: 2 * time.Minute}
 	f, err := measureFootprint(ctx, o, exe, testWriter{t})
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,6 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -49,7 +48,6 @@ const benchNamespace = "bench-formation"
 // formationRun is what one formation measured.
 type formationRun struct {
 	toScheduled time.Duration // Job created → every pod bound to a node
-	toDaemons   time.Duration // Job created → a daemon Running on every pod's node
 	toReady     time.Duration // Job created → domain Ready
 	toRunning   time.Duration // Job created → every pod Running
 	counts      writeCounts
@@ -194,8 +192,7 @@ type formationBench struct {
 	audit   func(from, to time.Time) ([]simcluster.AuditedWrite, error)
 }
 
-// run forms one domain, measures, then deletes it and waits until its
-// daemons, its DaemonSet and the domain are gone.
+// run forms one domain, measures, then deletes it and waits until its pods and the domain are gone.
 func (b formationBench) run(ctx context.Context, name string) (formationRun, error) {
 	var r formationRun
 	cd := &unstructured.Unstructured{Object: map[string]any{
@@ -225,7 +222,6 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	}
 	// Listing every pod costs the API server too: poll less often in large clusters.
 	interval := 50 * time.Millisecond * time.Duration(max(1, b.nodes/64))
-	daemonSelector := cdv1beta1.ComputeDomainLabelKey + "=" + string(uid)
 	err = wait.PollUntilContextTimeout(ctx, interval, b.timeout, true, func(ctx context.Context) (bool, error) {
 		if r.toReady == 0 {
 			got, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{})
@@ -257,21 +253,6 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 				r.toRunning = time.Since(start)
 			}
 		}
-		if r.toDaemons == 0 {
-			daemons, err := b.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: daemonSelector})
-			if err != nil {
-				return false, nil
-			}
-			running := 0
-			for _, p := range daemons.Items {
-				if p.Status.Phase == corev1.PodRunning {
-					running++
-				}
-			}
-			if running == b.nodes {
-				r.toDaemons = time.Since(start)
-			}
-		}
 		return r.toReady > 0 && r.toRunning > 0, nil
 	})
 	b.profile.stop()
@@ -300,17 +281,7 @@ func (b formationBench) teardown(ctx context.Context, name string, uid any) erro
 			return false, nil
 		}
 		pods, err := b.client.CoreV1().Pods(benchNamespace).List(ctx, metav1.ListOptions{})
-		if err != nil || len(pods.Items) > 0 {
-			return false, nil
-		}
-		daemons, err := b.client.CoreV1().Pods(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simcluster.DaemonSelector})
-		if err != nil || len(daemons.Items) > 0 {
-			return false, nil
-		}
-		sets, err := b.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{
-			LabelSelector: cdv1beta1.ComputeDomainLabelKey + "=" + fmt.Sprint(uid),
-		})
-		return err == nil && len(sets.Items) == 0, nil
+		return err == nil && len(pods.Items) == 0, nil
 	})
 	if err != nil {
 		return fmt.Errorf("domain %s not torn down within %s: %w", name, b.timeout, err)
@@ -402,11 +373,6 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 	}
 	_, _ = fmt.Fprintf(tw, "ComputeDomain formation: %d pods on %d nodes over %d racks, %d runs\tmedian\truns\n", nodes, nodes, racks, len(runs))
 	_, _ = fmt.Fprintf(tw, "Job created → all pods bound to nodes\t%s\n", seconds(func(r formationRun) time.Duration { return r.toScheduled }))
-	if slices.ContainsFunc(runs, func(r formationRun) bool { return r.toDaemons > 0 }) {
-		_, _ = fmt.Fprintf(tw, "Job created → a daemon Running on every node\t%s\n", seconds(func(r formationRun) time.Duration { return r.toDaemons }))
-	} else {
-		_, _ = fmt.Fprintf(tw, "Job created → a daemon Running on every node\t–\t(no per-domain daemon pods: Clique IMEX mode)\n")
-	}
 	_, _ = fmt.Fprintf(tw, "Job created → domain Ready\t%s\n", seconds(func(r formationRun) time.Duration { return r.toReady }))
 	_, _ = fmt.Fprintf(tw, "Job created → all pods Running\t%s\n", seconds(func(r formationRun) time.Duration { return r.toRunning }))
 	_, _ = fmt.Fprintf(tw, "last pod bound → domain Ready (0: Ready before the last bind)\t%s\n", seconds(func(r formationRun) time.Duration { return r.boundToReady() }))
@@ -507,10 +473,8 @@ func joinFloats(vals []float64, format, sep string) string {
 	return strings.Join(parts, sep)
 }
 
-// diagnose says where a formation that timed out stands: the domain's
-// status and conditions, the workload pods and the daemons by phase (with the
-// reason of a few that are not running), and how many nodes the domain's
-// DaemonSet lists.
+// diagnose says where a formation that timed out stands: the domain's status and conditions, the workload pods
+// and the long-lived IMEX daemons by phase (with the reason of a few that are not running).
 func (b formationBench) diagnose(ctx context.Context, name string, uid any) string {
 	var out strings.Builder
 	if cd, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
@@ -555,26 +519,11 @@ func (b formationBench) diagnose(ctx context.Context, name string, uid any) stri
 		}
 	}
 	pods(benchNamespace, "job-name="+name, "workload pods")
-	domainSelector := cdv1beta1.ComputeDomainLabelKey + "=" + fmt.Sprint(uid)
-	pods(simcluster.OperatorNamespace, domainSelector, "daemon pods")
-	sets, err := b.client.AppsV1().DaemonSets(simcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: domainSelector})
-	switch {
-	case err != nil:
-		fmt.Fprintf(&out, "  DaemonSet: %v\n", err)
-	case len(sets.Items) == 0:
-		fmt.Fprintf(&out, "  DaemonSet: none\n")
-	default:
-		ds := sets.Items[0]
-		listed := 0
-		if a := ds.Spec.Template.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-			listed = len(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms)
-		}
-		fmt.Fprintf(&out, "  DaemonSet %s: %d nodes listed, %d scheduled, %d ready\n", ds.Name, listed, ds.Status.CurrentNumberScheduled, ds.Status.NumberReady)
-	}
+	pods(simcluster.OperatorNamespace, simcluster.CliqueDaemonSelector, "long-lived IMEX daemon pods")
 	return out.String()
 }
 
-// waitForCliqueDaemons waits until the long-lived IMEX daemons of the Clique IMEX mode report ready on nodes
+// waitForCliqueDaemons waits until the long-lived IMEX daemons report ready on nodes
 // nodes and their cliques' ensembles list them all: the state a cluster is in long before a job arrives.
 func waitForCliqueDaemons(ctx context.Context, dyn dynamic.Interface, nodes int, timeout time.Duration) error {
 	imexNodes := cdv1beta1.GroupVersion.WithResource("imexnodes")
@@ -612,10 +561,9 @@ func (r formationRun) boundToReady() time.Duration { return max(0, r.toReady-r.t
 
 // formationJSON is what bench-formation --json writes and bench-plot reads.
 type formationJSON struct {
-	Nodes    int              `json:"nodes"`
-	Racks    int              `json:"racks"`
-	IMEXMode string           `json:"imexMode"`
-	Runs     []formationPoint `json:"runs"`
+	Nodes int              `json:"nodes"`
+	Racks int              `json:"racks"`
+	Runs  []formationPoint `json:"runs"`
 }
 
 // formationPoint is one run, in seconds and counts.
@@ -629,7 +577,7 @@ type formationPoint struct {
 }
 
 func writeFormationJSON(path string, runs []formationRun, nodes int, cf clusterFlags) error {
-	out := formationJSON{Nodes: nodes, Racks: cf.racks, IMEXMode: "Clique"}
+	out := formationJSON{Nodes: nodes, Racks: cf.racks}
 	for _, r := range runs {
 		w, c, t := r.auditedWrites()
 		out.Runs = append(out.Runs, formationPoint{

@@ -22,6 +22,7 @@ import (
 	"image/color"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -30,8 +31,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// runBenchPlot draws the figures of bench-formation --json files: per IMEX mode and phase, the median over the
-// runs against the domain's size.
+// runBenchPlot draws the figures of bench-formation --json files: per phase, the median over the runs against the
+// domain's size.
 func runBenchPlot(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simcluster bench-plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -79,7 +80,7 @@ var formationPhases = []struct {
 	{"Job → domain Ready", func(p formationPoint) float64 { return p.Ready }, []vg.Length{vg.Points(6), vg.Points(2)}},
 }
 
-// formationPlot is formation time against domain size: one line per (IMEX mode, phase).
+// formationPlot is formation time against domain size: one line per phase.
 func formationPlot(results []formationJSON) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "ComputeDomain formation in the simulated cluster (median of runs)"
@@ -88,39 +89,28 @@ func formationPlot(results []formationJSON) (*plot.Plot, error) {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
-	byMode := map[string][]formationJSON{}
-	for _, r := range results {
-		byMode[r.IMEXMode] = append(byMode[r.IMEXMode], r)
-	}
-	modes := make([]string, 0, len(byMode))
-	for m := range byMode {
-		modes = append(modes, m)
-	}
-	sort.Strings(modes)
+	rs := slices.Clone(results)
+	sort.Slice(rs, func(a, b int) bool { return rs[a].Nodes < rs[b].Nodes })
 	colors := []color.Color{color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}}
-	for i, mode := range modes {
-		rs := byMode[mode]
-		sort.Slice(rs, func(a, b int) bool { return rs[a].Nodes < rs[b].Nodes })
-		for _, phase := range formationPhases {
-			pts := make(plotter.XYs, len(rs))
-			for j, r := range rs {
-				vals := make([]float64, len(r.Runs))
-				for k, run := range r.Runs {
-					vals[k] = phase.value(run)
-				}
-				pts[j] = plotter.XY{X: float64(r.Nodes), Y: median(vals)}
+	for i, phase := range formationPhases {
+		pts := make(plotter.XYs, len(rs))
+		for j, r := range rs {
+			vals := make([]float64, len(r.Runs))
+			for k, run := range r.Runs {
+				vals[k] = phase.value(run)
 			}
-			line, points, err := plotter.NewLinePoints(pts)
-			if err != nil {
-				return nil, err
-			}
-			line.Color = colors[i%len(colors)]
-			line.Dashes = phase.dash
-			points.Color = colors[i%len(colors)]
-			points.Shape = draw.CircleGlyph{}
-			p.Add(line, points)
-			p.Legend.Add(fmt.Sprintf("%s IMEX mode: %s", mode, phase.name), line, points)
+			pts[j] = plotter.XY{X: float64(r.Nodes), Y: median(vals)}
 		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = colors[i%len(colors)]
+		line.Dashes = phase.dash
+		points.Color = colors[i%len(colors)]
+		points.Shape = draw.CircleGlyph{}
+		p.Add(line, points)
+		p.Legend.Add(phase.name, line, points)
 	}
 	return p, nil
 }
