@@ -137,7 +137,7 @@ kind-down: $(KIND) ## Delete the kind cluster of kind-up.
 	$(KIND) delete cluster --name $(KIND_CLUSTER)
 
 .PHONY: bench
-bench: testbins $(BIN)/simcluster ## Every benchmark (about 40 minutes on 2 cores): output under docs/bench/ (with date, machine, commit, command), the formation plot docs/bench/formation.png; docs/benchmarks.md reads them.
+bench: testbins $(BIN)/bench $(BIN)/simcluster ## Every benchmark (about 40 minutes on 2 cores): output under docs/bench/ (with date, machine, commit, command), the formation plot docs/bench/formation.png; docs/benchmarks.md reads them.
 	hack/bench.sh
 
 .PHONY: lint
@@ -162,6 +162,10 @@ up: $(BIN)/simcluster ## A simulated multi-rack GB200 cluster until Ctrl-C; kube
 .PHONY: $(BIN)/simcluster
 $(BIN)/simcluster:
 	cd e2e && GOFLAGS="$(E2E_GOFLAGS)" go build -o $(BIN)/simcluster ./cmd/simcluster
+
+.PHONY: $(BIN)/bench
+$(BIN)/bench:
+	cd e2e && GOFLAGS="$(E2E_GOFLAGS)" go build -o $(BIN)/bench ./cmd/bench
 
 ##@ Tools (pinned, installed into bin/)
 

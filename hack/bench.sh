@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # make bench: every benchmark, each one's output in docs/bench/<name>.txt under a header naming the date, the
 # machine, the Go version, the commit and the command. docs/benchmarks.md explains the figures; this script
-# only records them. Env: OUT (default docs/bench), SIMCLUSTER (default bin/simcluster).
+# only records them. The benchmarks are the e2e module's bench command (e2e/cmd/bench/README.md).
+# Env: OUT (default docs/bench), BENCH (default bin/bench), SIMCLUSTER (default bin/simcluster, for the simulator's
+# own start-up figures).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${OUT:-$root/docs/bench}
+bench=${BENCH:-$root/bin/bench}
 sim=${SIMCLUSTER:-$root/bin/simcluster}
 mkdir -p "$out"
 
@@ -23,10 +26,10 @@ record() {
 
 record go-benchmarks go test -p 1 -run '^$' -bench . -benchmem -count 5 ./...
 record prepare-over-socket-tmpfs env TMPDIR=/dev/shm go test -p 1 -run '^$' -bench OverSocket -benchtime 2000x ./kubeletplugin/gpu/ ./kubeletplugin/computedomain/
-record scheduler "$sim" bench-scheduler --nodes 500 --pods 1000 --variants gpu,mig --runs 5
-record controller go run ./hack/bench-controller --domains 1000 --nodes 2000
-record placement "$sim" bench-placement --runs 5
-record placement-no-workload-api "$sim" bench-placement --runs 5 --workload-api=false
+record scheduler "$bench" scheduler --nodes 500 --pods 1000 --variants gpu,mig --runs 5
+record controller "$bench" controller --domains 1000 --nodes 2000
+record placement "$bench" placement --runs 5
+record placement-no-workload-api "$bench" placement --runs 5 --workload-api=false
 record simulator-512 /usr/bin/time -f "peak RSS %M KB, wall %e s" "$sim" up --kubeconfig "$out/.sim512.kubeconfig" --racks 29 --nodes-per-rack 18 --extra "" --exit-when-ready
 rm -f "$out/.sim512.kubeconfig"
-OUT=$out SIMCLUSTER=$sim hack/bench-formation.sh 16 64 256
+OUT=$out BENCH=$bench hack/bench-formation.sh 16 64 256

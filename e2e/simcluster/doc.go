@@ -47,10 +47,17 @@
 //     no kube-proxy, and EndpointSlices refuse loopback pod addresses); the
 //     chart's serving certificate comes from the pod's secret volume.
 //
-// Binaries of this module link Helm's SDK and with it Go's plugin package,
-// which makes the linker bind every symbol at start; go-nvml needs lazy
-// binding: build and test with -ldflags=-extldflags=-Wl,-z,lazy (the
-// Makefile does).
+// Binaries of this module link Helm's SDK and with it Go's plugin package
+// (k8s.io/cli-runtime's resource builder imports kustomize, whose plugin
+// loader imports it), which makes the Go linker ask for immediate binding
+// (-Wl,-z,now); go-nvml leaves its NVML symbols to be resolved when the
+// driver is loaded, so such a binary dies at start ("undefined symbol:
+// nvml..."). It needs lazy binding: build and test with
+// -ldflags=-extldflags=-Wl,-z,lazy (the Makefile's E2E_GOFLAGS). The flag
+// cannot live in the code: the go command refuses -Wl,-z,lazy in a #cgo
+// LDFLAGS directive (it is not on its allowlist, and CGO_LDFLAGS_ALLOW is an
+// environment variable too), and kustomize's build tag that leaves the
+// plugin package out (kustomize_disable_go_plugin_support) is a flag as well.
 //
 // Start returns when every node is Ready and has published its devices;
 // Stop shuts everything down. The control plane's own logs (process-global
@@ -63,6 +70,7 @@
 // Stop or the process's end, and fails naming the holders when no block is
 // free. The IMEX stand-ins' fixed ports thus never collide across clusters.
 //
-// The command e2e/cmd/simcluster wraps this package (`up`, `demo`), and the
-// Ginkgo suite in e2e/suite runs on it.
+// The command e2e/cmd/simcluster wraps this package (`up`, `demo`,
+// `demo-tenants`), the benchmarks of e2e/cmd/bench start it, and the Ginkgo
+// suites of e2e/suite, e2e/placement, e2e/noworkloadapi and e2e/kueue run on it.
 package simcluster

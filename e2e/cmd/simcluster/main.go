@@ -14,7 +14,8 @@
 
 // Command simcluster runs a simulated GPU cluster of real Kubernetes
 // components: `simcluster up` serves a playground, `simcluster demo` runs the
-// demo scenario.
+// demo scenario and `simcluster demo-tenants` the two-team story with Kueue.
+// The benchmarks are e2e/cmd/bench.
 package main
 
 import (

@@ -25,6 +25,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/computedomain-operator/computedomain-operator/e2e/cmd/internal/clustercli"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,8 +68,8 @@ func (d *demo) progress(format string, args ...any) {
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simcluster demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cf clusterFlags
-	cf.register(fs, 2, cdv1beta1.NVL72CliqueSize, "hgx-h100-8:2,a100-40gb-mig:2")
+	var cf clustercli.Flags
+	cf.Register(fs, 2, cdv1beta1.NVL72CliqueSize, "hgx-h100-8:2,a100-40gb-mig:2")
 	if err := fs.Set("job-run-duration", "3s"); err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	defer stopQuietly(d.cluster)
+	defer clustercli.StopQuietly(d.cluster)
 	d.timeout = *timeout
 	install, err := describeInstall(ctx, d.client)
 	if err != nil {
@@ -102,11 +103,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // startDemo parses a demo's flags, starts the simulated cluster they describe with the demo's clients, and says
 // so; the caller stops d.cluster.
-func startDemo(ctx context.Context, fs *flag.FlagSet, cf *clusterFlags, args []string, stdout, stderr io.Writer) (context.Context, *demo, error) {
+func startDemo(ctx context.Context, fs *flag.FlagSet, cf *clustercli.Flags, args []string, stdout, stderr io.Writer) (context.Context, *demo, error) {
 	if err := fs.Parse(args); err != nil {
 		return ctx, nil, err
 	}
-	cfg, err := cf.config()
+	cfg, err := cf.Config()
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -114,10 +115,10 @@ func startDemo(ctx context.Context, fs *flag.FlagSet, cf *clusterFlags, args []s
 	if err != nil {
 		return ctx, nil, err
 	}
-	ctx = withLogger(ctx, cf.logger(stderr))
+	ctx = clustercli.WithLogger(ctx, cf.Logger(stderr))
 	d := &demo{out: stdout, start: time.Now(), root: root}
 
-	d.progress("starting a simulated cluster: %d racks x %d %s, extra %q", cf.racks, cf.nodesPerRack, cf.profile, cf.extra)
+	d.progress("starting a simulated cluster: %d racks x %d %s, extra %q", cf.Racks, cf.NodesPerRack, cf.Profile, cf.Extra)
 	d.cluster, err = simcluster.Start(ctx, cfg)
 	if err != nil {
 		return ctx, nil, fmt.Errorf("start cluster: %w", err)
@@ -131,14 +132,14 @@ func startDemo(ctx context.Context, fs *flag.FlagSet, cf *clusterFlags, args []s
 		d.applier, err = simcluster.NewApplier(restConfig)
 	}
 	if err != nil {
-		stopQuietly(d.cluster)
+		clustercli.StopQuietly(d.cluster)
 		return ctx, nil, err
 	}
 	var phases []string
 	for _, t := range d.cluster.Timings() {
 		phases = append(phases, fmt.Sprintf("%s %.2fs", t.Phase, t.Duration.Seconds()))
 	}
-	d.progress("cluster ready: %d nodes (%s); %s", len(d.cluster.Nodes()), describeNodes(d.cluster.Nodes()), strings.Join(phases, ", "))
+	d.progress("cluster ready: %d nodes (%s); %s", len(d.cluster.Nodes()), clustercli.DescribeNodes(d.cluster.Nodes()), strings.Join(phases, ", "))
 	return ctx, d, nil
 }
 

@@ -25,6 +25,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/computedomain-operator/computedomain-operator/e2e/cmd/internal/clustercli"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/tenants"
 )
@@ -34,9 +35,9 @@ import (
 func runDemoTenants(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simcluster demo-tenants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cf clusterFlags
+	var cf clustercli.Flags
 	// One rack of 4 GB200 trays: 16 GPUs for team-a's 8 and team-b's 4.
-	cf.register(fs, 1, 4, "")
+	cf.Register(fs, 1, 4, "")
 	for name, value := range map[string]string{"compute-domains": "false", "job-run-duration": "10m"} {
 		if err := fs.Set(name, value); err != nil {
 			return err
@@ -50,7 +51,7 @@ func runDemoTenants(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	defer stopQuietly(d.cluster)
+	defer clustercli.StopQuietly(d.cluster)
 	dyn, err := dynamic.NewForConfig(d.restConfig)
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
+	"github.com/computedomain-operator/computedomain-operator/e2e/cmd/internal/clustercli"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 
@@ -32,8 +32,8 @@ import (
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simcluster up", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cf clusterFlags
-	cf.register(fs, 2, cdv1beta1.NVL72CliqueSize, "")
+	var cf clustercli.Flags
+	cf.Register(fs, 2, cdv1beta1.NVL72CliqueSize, "")
 	kubeconfig := fs.String("kubeconfig", "", "write the cluster's admin kubeconfig to this file (required)")
 	exitWhenReady := fs.Bool("exit-when-ready", false, "shut down as soon as the cluster is ready (for startup benchmarks)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the startup (until ready) to this file")
@@ -43,13 +43,13 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *kubeconfig == "" {
 		return errors.New("--kubeconfig is required: the file to write the cluster's kubeconfig to")
 	}
-	cfg, err := cf.config()
+	cfg, err := cf.Config()
 	if err != nil {
 		return err
 	}
-	ctx = withLogger(ctx, cf.logger(stderr))
+	ctx = clustercli.WithLogger(ctx, cf.Logger(stderr))
 	start := time.Now()
-	stopProfile, err := startCPUProfile(*cpuProfile)
+	stopProfile, err := clustercli.StartCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -58,12 +58,12 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("start cluster: %w", err)
 	}
-	defer stopQuietly(cluster)
+	defer clustercli.StopQuietly(cluster)
 	if err := simcluster.WriteKubeconfig(cluster.RESTConfig(), *kubeconfig); err != nil {
 		return err
 	}
 	_, _ = fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s); kubeconfig written to %s; Ctrl-C to stop\n",
-		time.Since(start).Seconds(), len(cluster.Nodes()), describeNodes(cluster.Nodes()), *kubeconfig)
+		time.Since(start).Seconds(), len(cluster.Nodes()), clustercli.DescribeNodes(cluster.Nodes()), *kubeconfig)
 	install, err := describeInstall(ctx, cluster.Client())
 	if err != nil {
 		return err
@@ -74,24 +74,4 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	_, _ = fmt.Fprintln(stderr, "simcluster: shutting down")
 	return nil
-}
-
-// describeNodes summarizes node counts per profile, e.g. "36 gb200-nvl72, 2 hgx-h100-8".
-func describeNodes(nodes []topology.NodeSpec) string {
-	counts := map[string]int{}
-	var order []string
-	for _, n := range nodes {
-		if counts[n.Profile.Name] == 0 {
-			order = append(order, n.Profile.Name)
-		}
-		counts[n.Profile.Name]++
-	}
-	s := ""
-	for i, p := range order {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%d %s", counts[p], p)
-	}
-	return s
 }

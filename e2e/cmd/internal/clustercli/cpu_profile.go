@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package app
+package clustercli
 
 import (
 	"fmt"
@@ -20,9 +20,9 @@ import (
 	"runtime/pprof"
 )
 
-// startCPUProfile profiles the process into path until the returned
+// StartCPUProfile profiles the process into path until the returned
 // function is called; an empty path profiles nothing.
-func startCPUProfile(path string) (func(), error) {
+func StartCPUProfile(path string) (func(), error) {
 	if path == "" {
 		return func() {}, nil
 	}

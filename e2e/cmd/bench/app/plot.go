@@ -31,17 +31,17 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// runBenchPlot draws the figures of bench-formation --json files: per phase, the median over the runs against the
+// runPlot draws the figures of bench formation --json files: per phase, the median over the runs against the
 // domain's size.
-func runBenchPlot(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simcluster bench-plot", flag.ContinueOnError)
+func runPlot(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "formation.png", "PNG file to write")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return errors.New("bench-plot: name at least one bench-formation --json file")
+		return errors.New("bench plot: name at least one bench formation --json file")
 	}
 	var results []formationJSON
 	for _, path := range fs.Args() {

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/computedomain-operator/computedomain-operator/e2e/cmd/internal/clustercli"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 )
 
@@ -77,25 +78,25 @@ type placementRun struct {
 	placed map[string]int
 }
 
-// runBenchPlacement times Job creation → all pods bound for the same N-node ComputeDomain job placed with
+// runPlacement times Job creation → all pods bound for the same N-node ComputeDomain job placed with
 // NVIDIA's hand-written pod affinity and, with the Workload API, with the domain's gang PodGroup (named in the
 // manifest, or set by the webhook), or, without it, by the controller's clique placement fallback, on an idle
 // cluster with the chart's webhook.podGroups on.
-func runBenchPlacement(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simcluster bench-placement", flag.ContinueOnError)
+func runPlacement(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench placement", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cf clusterFlags
-	cf.register(fs, 4, 18, "")
+	var cf clustercli.Flags
+	cf.Register(fs, 4, 18, "")
 	nodes := fs.Int("nodes", 16, "pods (one per tray, 4 GPUs each) of the job, and the domain's spec.numNodes")
 	runs := fs.Int("runs", 3, "measurements of each variant, alternating which goes first")
 	timeout := fs.Duration("timeout", 2*time.Minute, "longest wait for one job's pods to be bound")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *nodes < 1 || *nodes > cf.nodesPerRack {
-		return fmt.Errorf("--nodes %d: allowed values are 1 to %d (--nodes-per-rack: the job fits in one rack)", *nodes, cf.nodesPerRack)
+	if *nodes < 1 || *nodes > cf.NodesPerRack {
+		return fmt.Errorf("--nodes %d: allowed values are 1 to %d (--nodes-per-rack: the job fits in one rack)", *nodes, cf.NodesPerRack)
 	}
-	cfg, err := cf.config()
+	cfg, err := cf.Config()
 	if err != nil {
 		return err
 	}
@@ -103,19 +104,19 @@ func runBenchPlacement(ctx context.Context, args []string, stdout, stderr io.Wri
 		cfg.ChartValues = map[string]any{}
 	}
 	cfg.ChartValues["webhook"] = map[string]any{"enabled": true, "podGroups": true}
-	variants := variantsFor(cf.workloadAPI)
+	variants := variantsFor(cf.WorkloadAPI)
 	cfg.RunDuration = 24 * time.Hour // pods run until the run deletes them
 	root, err := simcluster.RepoRoot()
 	if err != nil {
 		return err
 	}
-	ctx = withLogger(ctx, cf.logger(stderr))
+	ctx = clustercli.WithLogger(ctx, cf.Logger(stderr))
 	started := time.Now()
 	cluster, err := simcluster.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start cluster: %w", err)
 	}
-	defer stopQuietly(cluster)
+	defer clustercli.StopQuietly(cluster)
 	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes ready in %.1fs\n", len(cluster.Nodes()), time.Since(started).Seconds())
 	applier, err := simcluster.NewApplier(cluster.RESTConfig())
 	if err != nil {

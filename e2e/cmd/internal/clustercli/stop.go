@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package app
+package clustercli
 
 import (
 	"os"
@@ -22,12 +22,12 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 )
 
-// stopQuietly stops the cluster with the process's stderr silenced, unless
+// StopQuietly stops the cluster with the process's stderr silenced, unless
 // SIMCLUSTER_KLOG asks for the control plane's logs. kube-apiserver's etcd
 // client logs every request canceled by the shutdown at warning level
 // through a logger of its own that no setting reaches (ETCD_CLIENT_DEBUG
 // cannot lower it below info in k8s.io/apiserver v0.37.2).
-func stopQuietly(c *simcluster.Cluster) {
+func StopQuietly(c *simcluster.Cluster) {
 	if _, verbose := os.LookupEnv(simcluster.KlogEnv); verbose {
 		c.Stop()
 		return

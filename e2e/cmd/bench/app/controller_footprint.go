@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package main
+package app
 
 import (
 	"bufio"
@@ -31,7 +31,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -83,8 +82,8 @@ type footprint struct {
 	requests map[string]int
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench-controller", flag.ContinueOnError)
+func runController(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench controller", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o footprintOptions
 	fs.IntVar(&o.domains, "domains", 1000, "ComputeDomains")
@@ -532,37 +531,6 @@ func writeKubeconfig(cfg *rest.Config, path string) error {
 	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "bench"}
 	kc.CurrentContext = "bench"
 	return clientcmd.WriteToFile(*kc, path)
-}
-
-// parallel runs f(0..n-1) on workers goroutines and returns the errors.
-func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
-	next := make(chan int)
-	var mu sync.Mutex
-	var errs []error
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if err := f(i); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range n {
-		mu.Lock()
-		failed := len(errs) > 0
-		mu.Unlock()
-		if failed || ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(append(errs, ctx.Err())...)
 }
 
 func printFootprint(w io.Writer, o footprintOptions, f footprint) {

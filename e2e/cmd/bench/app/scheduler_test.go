@@ -25,7 +25,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 )
 
-// TestBenchSchedulerRunsAndReportsBothSliceSets is bench-scheduler's reduced run in the test suite (make
+// TestBenchSchedulerRunsAndReportsBothSliceSets is bench scheduler's reduced run in the test suite (make
 // bench runs it at 500 nodes): on 20 nodes a fresh kube-scheduler binds 40 one-device pods per slice set
 // and variant, every claim allocated, and the figures are sane. Not a timing goal: the machine is shared.
 func TestBenchSchedulerRunsAndReportsBothSliceSets(t *testing.T) {

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package main
+package app
 
 import (
 	"context"
@@ -20,13 +20,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-controller/app"
+	controllerapp "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-controller/app"
 )
 
 // TestMain makes the test binary the controller's child process too, as main does.
 func TestMain(m *testing.M) {
 	if isControllerChild() {
-		if err := app.Run(context.Background(), os.Args[1:]); err != nil {
+		if err := controllerapp.Run(context.Background(), os.Args[1:]); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -39,6 +39,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/e2e/cmd/internal/clustercli"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
@@ -67,7 +68,7 @@ const (
 	slicesMinimal = "minimal"
 )
 
-// schedBenchOptions are bench-scheduler's flags.
+// schedBenchOptions are bench scheduler's flags.
 type schedBenchOptions struct {
 	nodes, pods, runs, workers int
 	variants                   []string
@@ -97,8 +98,8 @@ type sliceSetStats struct {
 	slices, devices, attributes, capacities, counterSets, jsonBytes int
 }
 
-func runBenchScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simcluster bench-scheduler", flag.ContinueOnError)
+func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench scheduler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o schedBenchOptions
 	variants := fs.String("variants", "gpu,mig", "comma-separated node and claim kinds: "+strings.Join(sortedKeys(schedVariants), ", "))
@@ -109,7 +110,7 @@ func runBenchScheduler(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for one measurement's pods to be bound")
 	fs.StringVar(&o.dir, "dir", "", "directory for etcd data (default: a temporary directory, removed on exit)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the first measurement of our plugin's slices (scheduler start → last pod bound) to this file")
-	verbosity := fs.Int("v", 0, "log verbosity of simcluster itself")
+	verbosity := fs.Int("v", 0, "log verbosity of the benchmark itself")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -129,8 +130,7 @@ func runBenchScheduler(ctx context.Context, args []string, stdout, stderr io.Wri
 	case o.workers < 1:
 		return fmt.Errorf("--workers %d: must be at least 1", o.workers)
 	}
-	cf := clusterFlags{verbosity: *verbosity}
-	ctx = withLogger(ctx, cf.logger(stderr))
+	ctx = clustercli.WithLogger(ctx, clustercli.NewLogger(*verbosity, stderr))
 	runs, stats, err := benchScheduler(ctx, o, stderr)
 	if err != nil {
 		return err
@@ -357,7 +357,7 @@ func (b *schedBench) measure(ctx context.Context, variant string, v schedVariant
 	stopProfile := func() {}
 	if set == slicesPlugin && !b.profiled && b.o.cpuProfile != "" {
 		b.profiled = true
-		if stopProfile, err = startCPUProfile(b.o.cpuProfile); err != nil {
+		if stopProfile, err = clustercli.StartCPUProfile(b.o.cpuProfile); err != nil {
 			return schedRun{}, err
 		}
 	}
@@ -539,42 +539,6 @@ func (b *schedBench) cleanup(ctx context.Context, ns string) error {
 		return fmt.Errorf("delete slices: %w", err)
 	}
 	return nil
-}
-
-// parallel runs f(0..n-1) on workers goroutines and returns the first error.
-func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
-	next := make(chan int)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if err := f(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	var err error
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case err = <-errs:
-			break feed
-		case <-ctx.Done():
-			err = ctx.Err()
-			break feed
-		}
-	}
-	close(next)
-	// Drain workers that stopped on an error while the feed ran on.
-	go func() { wg.Wait(); close(errs) }()
-	for e := range errs {
-		err = errors.Join(err, e)
-	}
-	return err
 }
 
 func printSchedulerTable(w io.Writer, o schedBenchOptions, runs []schedRun, stats map[string]sliceSetStats) {

@@ -39,11 +39,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/e2e/cmd/internal/clustercli"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 )
 
 // benchNamespace holds the benchmark's domains and jobs.
 const benchNamespace = "bench-formation"
+
+var computeDomains = cdv1beta1.GroupVersion.WithResource("computedomains")
 
 // formationRun is what one formation measured.
 type formationRun struct {
@@ -70,35 +73,35 @@ func (r formationRun) auditedWrites() (writes, conflicts, throttled int) {
 	return writes, conflicts, throttled
 }
 
-// runBenchFormation: a ComputeDomain and a Job of one pod per node (GPU
+// runFormation: a ComputeDomain and a Job of one pod per node (GPU
 // claim + channel), spread over the racks; time to Ready and to all pods
 // Running, API writes of our components and HTTP 409s; medians over runs.
-func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simcluster bench-formation", flag.ContinueOnError)
+func runFormation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench formation", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cf clusterFlags
-	cf.register(fs, 4, 16, "")
+	var cf clustercli.Flags
+	cf.Register(fs, 4, 16, "")
 	domainNodes := fs.Int("domain-nodes", 0, "pods (one per node) of the domain's Job (default: every rack node)")
 	runs := fs.Int("runs", 3, "formations to measure (the table shows medians)")
 	formationTimeout := fs.Duration("formation-timeout", 5*time.Minute, "longest wait for one formation and for its teardown")
-	jsonOut := fs.String("json", "", "also write the runs' figures to this file (JSON, for simcluster bench-plot)")
+	jsonOut := fs.String("json", "", "also write the runs' figures to this file (JSON, for bench plot)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first run's formation (Job created → domain Ready and all pods Running; not the cluster's start nor the teardown) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if !cf.cds {
+	if !cf.ComputeDomains {
 		return errors.New("--compute-domains=false: the formation benchmark needs ComputeDomains")
 	}
 	if *domainNodes == 0 {
-		*domainNodes = cf.racks * cf.nodesPerRack
+		*domainNodes = cf.Racks * cf.NodesPerRack
 	}
-	if *domainNodes < 1 || *domainNodes > cf.racks*cf.nodesPerRack {
-		return fmt.Errorf("--domain-nodes %d: allowed values are 1 to %d (--racks × --nodes-per-rack)", *domainNodes, cf.racks*cf.nodesPerRack)
+	if *domainNodes < 1 || *domainNodes > cf.Racks*cf.NodesPerRack {
+		return fmt.Errorf("--domain-nodes %d: allowed values are 1 to %d (--racks × --nodes-per-rack)", *domainNodes, cf.Racks*cf.NodesPerRack)
 	}
 	if *runs < 1 {
 		return fmt.Errorf("--runs %d: must be at least 1", *runs)
 	}
-	cfg, err := cf.config()
+	cfg, err := cf.Config()
 	if err != nil {
 		return err
 	}
@@ -107,14 +110,14 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	cfg.AuditWrites = true
 	// Job pods run until the run deletes them.
 	cfg.RunDuration = 24 * time.Hour
-	ctx = withLogger(ctx, cf.logger(stderr))
+	ctx = clustercli.WithLogger(ctx, cf.Logger(stderr))
 	startedAt := time.Now()
 	cluster, err := simcluster.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start cluster: %w", err)
 	}
-	defer stopQuietly(cluster)
-	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes (%s) ready in %.1fs\n", len(cluster.Nodes()), describeNodes(cluster.Nodes()), time.Since(startedAt).Seconds())
+	defer clustercli.StopQuietly(cluster)
+	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes (%s) ready in %.1fs\n", len(cluster.Nodes()), clustercli.DescribeNodes(cluster.Nodes()), time.Since(startedAt).Seconds())
 
 	b := formationBench{client: cluster.Client(), counter: counter, nodes: *domainNodes, timeout: *formationTimeout, audit: cluster.AuditedWrites}
 	if b.dyn, err = dynamic.NewForConfig(cluster.RESTConfig()); err != nil {
@@ -122,10 +125,10 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	{
 		waited := time.Now()
-		if err := waitForCliqueDaemons(ctx, b.dyn, cf.racks*cf.nodesPerRack, *formationTimeout); err != nil {
+		if err := waitForCliqueDaemons(ctx, b.dyn, cf.Racks*cf.NodesPerRack, *formationTimeout); err != nil {
 			return err
 		}
-		_, _ = fmt.Fprintf(stderr, "long-lived IMEX daemons ready and listed in their cliques' ensembles on all %d rack nodes after %.1fs more\n", cf.racks*cf.nodesPerRack, time.Since(waited).Seconds())
+		_, _ = fmt.Fprintf(stderr, "long-lived IMEX daemons ready and listed in their cliques' ensembles on all %d rack nodes after %.1fs more\n", cf.Racks*cf.NodesPerRack, time.Since(waited).Seconds())
 	}
 	if _, err := b.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
@@ -150,7 +153,7 @@ func runBenchFormation(ctx context.Context, args []string, stdout, stderr io.Wri
 		_, _ = fmt.Fprintf(stderr, "run %d: Ready after %.2fs, all pods Running after %.2fs\n", i+1, r.toReady.Seconds(), r.toRunning.Seconds())
 		results = append(results, r)
 	}
-	printFormationTable(stdout, results, *domainNodes, cf.racks)
+	printFormationTable(stdout, results, *domainNodes, cf.Racks)
 	if *jsonOut != "" {
 		return writeFormationJSON(*jsonOut, results, *domainNodes, cf)
 	}
@@ -559,7 +562,7 @@ func waitForCliqueDaemons(ctx context.Context, dyn dynamic.Interface, nodes int,
 // boundToReady is the time from the last workload pod bound to the domain Ready (0 when it was Ready first).
 func (r formationRun) boundToReady() time.Duration { return max(0, r.toReady-r.toScheduled) }
 
-// formationJSON is what bench-formation --json writes and bench-plot reads.
+// formationJSON is what bench formation --json writes and bench plot reads.
 type formationJSON struct {
 	Nodes int              `json:"nodes"`
 	Racks int              `json:"racks"`
@@ -576,8 +579,8 @@ type formationPoint struct {
 	ConflictsOr429 int     `json:"audited409or429"`
 }
 
-func writeFormationJSON(path string, runs []formationRun, nodes int, cf clusterFlags) error {
-	out := formationJSON{Nodes: nodes, Racks: cf.racks}
+func writeFormationJSON(path string, runs []formationRun, nodes int, cf clustercli.Flags) error {
+	out := formationJSON{Nodes: nodes, Racks: cf.Racks}
 	for _, r := range runs {
 		w, c, t := r.auditedWrites()
 		out.Runs = append(out.Runs, formationPoint{

@@ -28,7 +28,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 )
 
-// TestBenchFormationRuns is bench-formation's reduced run in the test suite (make bench runs
+// TestBenchFormationRuns is bench formation's reduced run in the test suite (make bench runs
 // 16, 64 and 256 nodes): an 8-node domain over two racks forms, the API server's audit log
 // counts our components' writes, and the JSON and the plot are written. Not a timing goal: the machine is shared.
 func TestBenchFormationRuns(t *testing.T) {
@@ -38,7 +38,7 @@ func TestBenchFormationRuns(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "formation-8.json")
 	var out bytes.Buffer
-	err := Run(ctx, []string{"bench-formation", "--racks", "2", "--nodes-per-rack", "4", "--extra", "", "--runs", "1",
+	err := Run(ctx, []string{"formation", "--racks", "2", "--nodes-per-rack", "4", "--extra", "", "--runs", "1",
 		"--formation-timeout", "3m", "--json", file}, &out, &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -68,7 +68,7 @@ func TestBenchFormationRuns(t *testing.T) {
 	}
 	pngFile := filepath.Join(dir, "formation.png")
 	out.Reset()
-	if err := Run(context.Background(), []string{"bench-plot", "--out", pngFile, file}, &out, &out); err != nil {
+	if err := Run(context.Background(), []string{"plot", "--out", pngFile, file}, &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	f, err := os.Open(pngFile)
