@@ -69,9 +69,9 @@ type Config struct {
 	NodeComponents []NodeComponent
 	// StartParallelism bounds how many nodes start at once (default 8).
 	StartParallelism int
-	// ComputeDomains turns on the chart's ComputeDomain controller and
-	// compute-domain kubelet plugin; the IMEX daemon pods the controller
-	// makes run the operator image's daemon with a stand-in IMEX.
+	// ComputeDomains turns on the chart's ComputeDomain controller,
+	// compute-domain kubelet plugin and long-lived IMEX daemons (one per
+	// NVLink clique node, the operator image's daemon with a stand-in IMEX).
 	ComputeDomains bool
 	// AuditWrites makes the API server write an audit log of every write
 	// request of the operator namespace's service accounts (our components

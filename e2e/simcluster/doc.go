@@ -36,9 +36,9 @@
 //     environment (downward API included) and host-path mounts mapped onto
 //     the node's root, listen addresses on the pod's IP, and the in-cluster
 //     configuration of its pod's node-bound service account token, so the
-//     chart's RBAC and admission policies apply. The IMEX daemon pods the
-//     controller creates are of the same image; their daemon runs a stand-in
-//     IMEX with real TCP peers. Other images stay simulated (Config.Images
+//     chart's RBAC and admission policies apply. The chart's long-lived IMEX
+//     daemon pods are of the same image; their daemon runs a stand-in IMEX
+//     with real TCP peers. Other images stay simulated (Config.Images
 //     adds in-process runners). Config.NodeComponents (the test driver)
 //     replace the chart's GPU plugin. The webhook (chart value
 //     webhook.enabled) runs from its pod too: the API server's egress
