@@ -211,11 +211,9 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	// users run it.
 	b.counter.reset()
 	from := time.Now()
-	created, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Create(ctx, cd, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Create(ctx, cd, metav1.CreateOptions{}); err != nil {
 		return r, err
 	}
-	uid := created.GetUID()
 	if err := b.profile.start(); err != nil {
 		return r, err
 	}
@@ -225,7 +223,7 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	}
 	// Listing every pod costs the API server too: poll less often in large clusters.
 	interval := 50 * time.Millisecond * time.Duration(max(1, b.nodes/64))
-	err = wait.PollUntilContextTimeout(ctx, interval, b.timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, interval, b.timeout, true, func(ctx context.Context) (bool, error) {
 		if r.toReady == 0 {
 			got, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -266,12 +264,12 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	}
 	if err != nil {
 		return r, fmt.Errorf("domain %s not formed within %s (Ready after %s, all pods Running after %s): %w\n%s",
-			name, b.timeout, r.toReady, r.toRunning, err, b.diagnose(context.WithoutCancel(ctx), name, uid))
+			name, b.timeout, r.toReady, r.toRunning, err, b.diagnose(context.WithoutCancel(ctx), name))
 	}
-	return r, b.teardown(ctx, name, uid)
+	return r, b.teardown(ctx, name)
 }
 
-func (b formationBench) teardown(ctx context.Context, name string, uid any) error {
+func (b formationBench) teardown(ctx context.Context, name string) error {
 	background := metav1.DeletePropagationBackground
 	if err := b.client.BatchV1().Jobs(benchNamespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
 		return err
@@ -478,7 +476,7 @@ func joinFloats(vals []float64, format, sep string) string {
 
 // diagnose says where a formation that timed out stands: the domain's status and conditions, the workload pods
 // and the long-lived IMEX daemons by phase (with the reason of a few that are not running).
-func (b formationBench) diagnose(ctx context.Context, name string, uid any) string {
+func (b formationBench) diagnose(ctx context.Context, name string) string {
 	var out strings.Builder
 	if cd, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
 		fmt.Fprintf(&out, "  domain: %v\n", err)
