@@ -12,12 +12,13 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package daemon is the compute-domain daemon: one node's IMEX daemon for one
-// ComputeDomain. It renders the nvidia-imex config and nodes file from the
-// domain's status (the node's clique peers), supervises the IMEX process
-// (restarts it when it exits, makes it re-read the nodes file when the peers
-// change), probes its readiness and reports it in the node's own
-// ComputeDomainMember record.
+// Package daemon is the compute-domain daemon: one node's long-lived IMEX
+// daemon, serving every ComputeDomain on the node's NVLink clique. It reads its
+// clique from its Node's label, renders the nvidia-imex config and the nodes
+// file from its clique's IMEXClique (the ensemble the controller keeps),
+// supervises the IMEX process (restarts it when it exits, makes it re-read the
+// nodes file when the peers change), probes its readiness and reports it in
+// its node's IMEXNode. Domains are isolated by their channels, not by daemons.
 //
 // What it relies on of nvidia-imex is package imex's contract. The daemon runs
 // the real programs (ExecStarter, CtlProber); the simulated cluster and the

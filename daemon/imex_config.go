@@ -78,7 +78,7 @@ func RenderConfig(s IMEXSettings) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# nvidia-imex config rendered by compute-domain-daemon; do not edit.\n")
 	if s.DomainID == "" {
-		fmt.Fprintf(&b, "# The long-lived IMEX daemon of clique %q (Clique IMEX mode).\n", s.CliqueID)
+		fmt.Fprintf(&b, "# The long-lived IMEX daemon of clique %q (long-lived daemon).\n", s.CliqueID)
 	} else {
 		fmt.Fprintf(&b, "# ComputeDomain %s/%s (%s), clique %q.\n", s.DomainNamespace, s.DomainName, s.DomainID, s.CliqueID)
 	}

@@ -65,7 +65,7 @@ type appliedRecord struct {
 }
 
 // NewIMEXNodeRecord returns the IMEXNode of spec.nodeName, in the pod's namespace: the record of a node's
-// long-lived daemon in the Clique IMEX mode.
+// long-lived IMEX daemon.
 func NewIMEXNodeRecord(c client.Client, pod PodRef, spec v1beta1.IMEXNodeSpec) Record {
 	return &appliedRecord{
 		client: c, pod: pod, kind: "IMEXNode",

@@ -28,7 +28,7 @@ import (
 const nodeCliquePoll = time.Second
 
 // WaitForNodeClique returns the NVLink clique of node from its label (the GPU kubelet plugin sets it when it
-// starts), reading the Node again until the label is there or ctx ends. A daemon of the Clique IMEX mode
+// starts), reading the Node again until the label is there or ctx ends. The long-lived daemon
 // starts on nodes that have the label, but may start before the GPU plugin wrote it after a reinstall.
 func WaitForNodeClique(ctx context.Context, c client.Reader, node, label string) (string, error) {
 	logger := klog.FromContext(ctx)

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package imexclique is the controller of the Clique IMEX mode: it keeps one IMEXClique per NVLink clique,
+// Package imexclique is the controller of the IMEX ensembles: it keeps one IMEXClique per NVLink clique,
 // listing every node of the clique whose long-lived IMEX daemon it trusts, each with an index that stays
 // stable while the node stays. The clique's daemons render their IMEX nodes file from it; the ComputeDomain
 // controller reads it to publish a domain's nodes. It is the only writer of IMEXCliques.

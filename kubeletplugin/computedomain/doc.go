@@ -20,14 +20,16 @@
 //     the claim's namespace must be the domain's; on a node without a
 //     multi-node fabric the claim succeeds with nothing injected; otherwise the
 //     plugin answers with a retryable error until the domain's status lists
-//     this node Ready with a channel for its clique (the controller runs the
-//     domain's daemon here because the claim is allocated here), then injects
+//     this node Ready with a channel for its clique (the node's long-lived
+//     IMEX daemon is ready and its clique's ensemble lists it), then injects
 //     /dev/nvidia-caps-imex-channels/channel<N> (N is the domain's channel in
 //     the clique, never the slot's number; every channel for allocationMode
 //     All) through a per-claim CDI spec;
-//   - daemon claims (a daemon-<i> slot with a ComputeDomainDaemonConfig): the
-//     daemon container gets the domain's identity, the node's clique and a
-//     per-domain config directory (package internal/computedomain/identity).
+//   - daemon claims (a daemon-<i> slot with a ComputeDomainDaemonConfig), for
+//     manifests written for NVIDIA's driver, whose controller runs a daemon pod
+//     per domain (ours makes none): the container gets the domain's identity,
+//     the node's clique and a per-domain config directory (package
+//     internal/computedomain/identity).
 //
 // Every prepare is checkpointed (started before any side effect, completed
 // after), and unprepare works from the checkpoint alone: it never needs the
