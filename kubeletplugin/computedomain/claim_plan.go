@@ -49,24 +49,24 @@ type claimPlan struct {
 // planClaim checks the claim's allocation for this driver: every device is a
 // slot of this node, all of one kind, configured for one domain, and held by
 // no other claim.
-func (d *Driver) planClaim(claim *resourceapi.ResourceClaim) (claimPlan, error) {
+func (s *nodeState) planClaim(claim *resourceapi.ResourceClaim) (claimPlan, error) {
 	var plan claimPlan
 	if claim.Status.Allocation == nil {
 		return plan, fmt.Errorf("%w: claim %s is not allocated", ErrRefused, claim.UID)
 	}
 	alloc := claim.Status.Allocation.Devices
 	for _, r := range alloc.Results {
-		if r.Driver != d.cfg.DriverName {
+		if r.Driver != s.cfg.DriverName {
 			continue
 		}
-		if r.Pool != d.cfg.NodeName {
-			return plan, fmt.Errorf("%w: device %s is in pool %q, this node's pool is %q", ErrRefused, r.Device, r.Pool, d.cfg.NodeName)
+		if r.Pool != s.cfg.NodeName {
+			return plan, fmt.Errorf("%w: device %s is in pool %q, this node's pool is %q", ErrRefused, r.Device, r.Pool, s.cfg.NodeName)
 		}
-		kind, err := deviceKind(r.Device, d.cfg.ChannelSlots, d.cfg.DaemonSlots)
+		kind, err := deviceKind(r.Device, s.cfg.ChannelSlots, s.cfg.DaemonSlots)
 		if err != nil {
 			return plan, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
-		cfg, err := draplugin.ResolveOpaqueConfig(d.cfg.DriverName, alloc.Config, r, kind, configRequired)
+		cfg, err := draplugin.ResolveOpaqueConfig(s.cfg.DriverName, alloc.Config, r, kind, configRequired)
 		if err != nil {
 			return plan, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
@@ -84,19 +84,19 @@ func (d *Driver) planClaim(claim *resourceapi.ResourceClaim) (claimPlan, error) 
 			return plan, fmt.Errorf("%w: claim mixes %s devices of domain %s (%s) with %s devices of domain %s (%s); one claim serves one domain and one purpose",
 				ErrRefused, plan.kind, plan.domainUID, plan.mode, kind, uid, mode)
 		}
-		if owner, held := d.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID)); held {
+		if owner, held := s.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID)); held {
 			return plan, fmt.Errorf("%w: device %s is already prepared for claim %s", ErrRefused, r.Device, owner)
 		}
 		plan.results = append(plan.results, r)
 	}
 	if len(plan.results) == 0 {
-		return plan, fmt.Errorf("%w: claim %s has no device of driver %s", ErrRefused, claim.UID, d.cfg.DriverName)
+		return plan, fmt.Errorf("%w: claim %s has no device of driver %s", ErrRefused, claim.UID, s.cfg.DriverName)
 	}
 	return plan, nil
 }
 
 // checkpointDevices records the plan's slots with their data.
-func (d *Driver) checkpointDevices(plan claimPlan, data deviceData, cdiIDs []string) []checkpointDevice {
+func (s *nodeState) checkpointDevices(plan claimPlan, data deviceData, cdiIDs []string) []checkpointDevice {
 	raw, _ := json.Marshal(data)
 	out := make([]checkpointDevice, 0, len(plan.results))
 	for _, r := range plan.results {

@@ -72,9 +72,9 @@ func runCDCrashTrial(t *testing.T, rng *rand.Rand, trial string) string {
 	}
 	hook := crashtest.NewHook(rng, 8)
 	node := &cdNode{t: t, e: e, d: e.driver(), claims: claims}
-	node.d.crash = hook.At
+	node.d.state.crash = hook.At
 	left := crashtest.Run(t, rng, node, crashtest.Script(rng, len(claims)), trial)
-	node.d.crash = nil // the checks below are no part of the script
+	node.d.state.crash = nil // the checks below are no part of the script
 	// A plugin start sweeps IMEX config directories no daemon claim holds; check the node as it is and after
 	// one more restart.
 	for _, when := range []string{"", " after a restart"} {
@@ -102,7 +102,7 @@ func checkCDNode(t *testing.T, n *cdNode, prepared map[int]bool, swept bool, tri
 		want[string(n.claims[i].UID)] = true
 	}
 	slots := map[string]string{}
-	for uid, cs := range n.d.ledger.Claims() {
+	for uid, cs := range n.d.state.ledger.Claims() {
 		if !want[uid] {
 			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
 		}
@@ -119,7 +119,7 @@ func checkCDNode(t *testing.T, n *cdNode, prepared map[int]bool, swept bool, tri
 			daemonDomains[data.DomainUID] = true
 		}
 	}
-	specs, err := n.d.cdi.ClaimUIDs()
+	specs, err := n.d.state.cdi.ClaimUIDs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func checkCDNode(t *testing.T, n *cdNode, prepared map[int]bool, swept bool, tri
 		t.Errorf("%s: CDI specs of %v, want those of %v", trial, specs, wantSpecs)
 	}
 	for _, uid := range []types.UID{uidA, uidB} {
-		_, err := os.Stat(n.d.domainConfigDir(uid))
+		_, err := os.Stat(n.d.state.domainConfigDir(uid))
 		if exists := err == nil; exists && !daemonDomains[uid] && swept {
 			t.Errorf("%s: the IMEX config directory of domain %s outlives its daemon claims", trial, uid)
 		} else if !exists && daemonDomains[uid] {

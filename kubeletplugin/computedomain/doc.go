@@ -31,6 +31,10 @@
 //     the node's clique and a per-domain config directory (package
 //     internal/computedomain/identity).
 //
+// The node's state (state.go) owns the checkpoint under one lock and is what
+// prepares, unprepares and cleans up stale claims; the Driver (driver.go) only
+// adapts the kubelet helper's calls to it and publishes the pool.
+//
 // Every prepare is checkpointed (started before any side effect, completed
 // after), and unprepare works from the checkpoint alone: it never needs the
 // domain, so a deleted domain cannot leave pods stuck. The plugin never writes

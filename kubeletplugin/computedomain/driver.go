@@ -19,9 +19,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"time"
 
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/clock"
@@ -30,7 +31,6 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
-	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 )
 
 // DefaultDriverName is the compatible driver name.
@@ -82,22 +82,16 @@ type Deps struct {
 	Metrics *Metrics
 }
 
-// Driver is the compute-domain.nvidia.com kubeletplugin.DRAPlugin.
+// Driver is the compute-domain.nvidia.com kubeletplugin.DRAPlugin: a thin
+// adapter from the kubelet helper's calls to the node's state (state.go),
+// which prepares and unprepares, plus publishing the pool and the stale-claim
+// sweep.
 type Driver struct {
-	cfg     Config
-	root    hostroot.Root
-	cdi     *cdi.Writer
-	domains DomainLookup
-	claims  draplugin.ClaimGetter
-	clock   clock.WithTicker
-	metrics *Metrics
-	pub     draplugin.Publisher
-
-	// mu guards ledger and serializes prepare, unprepare and the stale-claim
-	// cleanup.
-	mu     sync.Mutex
-	ledger *checkpoint.Ledger
-	crash  draplugin.CrashHook
+	cfg    Config
+	claims draplugin.ClaimGetter
+	clock  clock.WithTicker
+	pub    draplugin.Publisher
+	state  *nodeState
 }
 
 var _ kubeletplugin.DRAPlugin = &Driver{}
@@ -148,19 +142,11 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("compute-domain plugin: %w", err)
 	}
-	ledger, err := checkpoint.OpenLedger(ctx, deps.Checkpoint)
+	state, err := newNodeState(ctx, cfg, deps)
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{
-		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, ledger: ledger,
-		domains: deps.Domains, claims: deps.Claims, clock: deps.Clock, metrics: deps.Metrics,
-	}
-	d.metrics.setClaims(ledger.Claims())
-	if err := d.removeOrphanConfigDirs(ctx); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return &Driver{cfg: cfg, claims: deps.Claims, clock: deps.Clock, state: state}, nil
 }
 
 // Resources is the pool to publish.
@@ -178,6 +164,32 @@ func (d *Driver) SetPublisher(ctx context.Context, publish func(context.Context,
 // CleanupInterval, until ctx ends.
 func (d *Driver) Run(ctx context.Context) {
 	draplugin.SweepStaleClaims(ctx, d.clock, d.cfg.CleanupInterval, d.CleanupStaleClaims)
+}
+
+// PrepareResourceClaims implements kubeletplugin.DRAPlugin: each claim is
+// prepared by the state (nodeState.Prepare), one after the other.
+func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
+	for _, claim := range claims {
+		out[claim.UID] = d.state.Prepare(ctx, claim)
+	}
+	return out, nil
+}
+
+// UnprepareResourceClaims implements kubeletplugin.DRAPlugin
+// (nodeState.Unprepare).
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	uids := make([]types.UID, 0, len(claims))
+	for _, c := range claims {
+		uids = append(uids, c.UID)
+	}
+	return d.state.Unprepare(ctx, uids), nil
+}
+
+// CleanupStaleClaims unprepares claims whose ResourceClaim is gone
+// (nodeState.UnprepareStale).
+func (d *Driver) CleanupStaleClaims(ctx context.Context) error {
+	return d.state.UnprepareStale(ctx, d.claims)
 }
 
 // HandleError implements kubeletplugin.DRAPlugin: background errors are

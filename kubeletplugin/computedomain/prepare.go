@@ -34,34 +34,30 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
-// PrepareResourceClaims implements kubeletplugin.DRAPlugin. The driver's lock
-// is held while a claim is prepared, never while it waits: a channel claim
-// whose domain is not ready on this node yet waits (up to ReadyWait) with the
-// lock released, so other claims on the node are prepared meanwhile, and is
-// then tried once more.
-func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
-	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
-	for _, claim := range claims {
-		start := d.clock.Now()
-		devices, kind, err := d.prepareLocked(ctx, claim)
-		var pending *channelPendingError
-		if errors.As(err, &pending) && d.waitForChannel(ctx, pending.domainUID) {
-			devices, kind, err = d.prepareLocked(ctx, claim)
-		}
-		d.metrics.observePrepare(kind, d.clock.Since(start), err)
-		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
+// Prepare prepares one claim and observes it in the metrics. The state's
+// lock is held while the claim is prepared, never while it waits: a channel
+// claim whose domain is not ready on this node yet waits (up to ReadyWait)
+// with the lock released, so other claims on the node are prepared meanwhile,
+// and is then tried once more.
+func (s *nodeState) Prepare(ctx context.Context, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
+	start := s.clock.Now()
+	devices, kind, err := s.prepareLocked(ctx, claim)
+	var pending *channelPendingError
+	if errors.As(err, &pending) && s.waitForChannel(ctx, pending.domainUID) {
+		devices, kind, err = s.prepareLocked(ctx, claim)
 	}
-	return out, nil
+	s.metrics.observePrepare(kind, s.clock.Since(start), err)
+	return kubeletplugin.PrepareResult{Devices: devices, Err: err}
 }
 
-// prepareLocked prepares one claim under the driver's lock, without waiting,
+// prepareLocked prepares one claim under the state's lock, without waiting,
 // and says which kind of claim it was.
-func (d *Driver) prepareLocked(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, string, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	devices, err := d.prepareClaim(ctx, claim)
+func (s *nodeState) prepareLocked(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	devices, err := s.prepareClaim(ctx, claim)
 	kind := ""
-	if data, ok := claimData(d.ledger.Claims()[string(claim.UID)].Devices); ok {
+	if data, ok := claimData(s.ledger.Claims()[string(claim.UID)].Devices); ok {
 		kind = data.Kind
 	}
 	return devices, kind, err
@@ -77,21 +73,21 @@ type channelPendingError struct {
 func (e *channelPendingError) Error() string { return e.err.Error() }
 func (e *channelPendingError) Unwrap() error { return e.err }
 
-func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
 	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
 	ctx = klog.NewContext(ctx, logger)
 	uid := string(claim.UID)
-	if prev, ok := d.ledger.Claims()[uid]; ok && prev.Status == checkpoint.PrepareCompleted {
+	if prev, ok := s.ledger.Claims()[uid]; ok && prev.Status == checkpoint.PrepareCompleted {
 		logger.V(2).Info("Claim already prepared, returning the stored result")
 		return draplugin.PreparedDevices(prev), nil
 	}
 	// A claim left in PrepareStarted (an earlier call that waited, or a
 	// crash) is prepared again from the top: every step is idempotent.
-	plan, err := d.planClaim(claim)
+	plan, err := s.planClaim(claim)
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	domain, err := d.domains.DomainByUID(ctx, plan.domainUID)
+	domain, err := s.domains.DomainByUID(ctx, plan.domainUID)
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
@@ -100,14 +96,14 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	}
 	switch plan.kind {
 	case apiv1beta1.DeviceTypeChannel:
-		return d.prepareWorkload(ctx, claim, plan, domain)
+		return s.prepareWorkload(ctx, claim, plan, domain)
 	default:
-		return d.prepareDaemon(ctx, claim, plan, domain)
+		return s.prepareDaemon(ctx, claim, plan, domain)
 	}
 }
 
 // prepareWorkload prepares a workload (channel) claim.
-func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.ResourceClaim, plan claimPlan, domain *apiv1beta1.ComputeDomain) ([]kubeletplugin.Device, error) {
+func (s *nodeState) prepareWorkload(ctx context.Context, claim *resourceapi.ResourceClaim, plan claimPlan, domain *apiv1beta1.ComputeDomain) ([]kubeletplugin.Device, error) {
 	logger := klog.FromContext(ctx)
 	uid := string(claim.UID)
 	if claim.Namespace != domain.Namespace {
@@ -118,66 +114,66 @@ func (d *Driver) prepareWorkload(ctx context.Context, claim *resourceapi.Resourc
 	// Record the claim before the first side effect (the CDI spec), so
 	// unprepare and the stale-claim cleanup know about it whatever happens
 	// next.
-	if err := d.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: d.checkpointDevices(plan, data, nil)}); err != nil {
+	if err := s.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: s.checkpointDevices(plan, data, nil)}); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crash.At("prepare-started")
+	s.crash.At("prepare-started")
 
-	if d.cfg.CliqueID == "" {
+	if s.cfg.CliqueID == "" {
 		// No multi-node fabric: nothing to inject. The daemon (placed by the
 		// controller where the claim is allocated) reports the node without
 		// a clique, and the domain's status says so.
 		logger.Info("Node has no multi-node NVLink fabric; prepared the channel claim with nothing injected", "domain", klog.KObj(domain))
-		return d.completeClaim(claim, plan, data, nil)
+		return s.completeClaim(claim, plan, data, nil)
 	}
 
-	channel, ok := domain.ChannelReady(d.cfg.NodeName, d.cfg.CliqueID)
+	channel, ok := domain.ChannelReady(s.cfg.NodeName, s.cfg.CliqueID)
 	if !ok {
 		return nil, &channelPendingError{domainUID: domain.UID, err: fmt.Errorf("prepare claim %s: %w %s: its IMEX daemon on node %s is not ready yet, or clique %s has no channel yet; the kubelet retries",
-			klog.KObj(claim), ErrWaitingForDomain, klog.KObj(domain), d.cfg.NodeName, d.cfg.CliqueID)}
+			klog.KObj(claim), ErrWaitingForDomain, klog.KObj(domain), s.cfg.NodeName, s.cfg.CliqueID)}
 	}
-	if owner, other, held := d.channelHolder(int(channel), domain.UID); held {
+	if owner, other, held := s.channelHolder(int(channel), domain.UID); held {
 		return nil, fmt.Errorf("prepare claim %s: %w: channel %d of ComputeDomain %s is still prepared on this node for claim %s of domain %s (its workload has not ended); the kubelet retries",
 			klog.KObj(claim), ErrWaitingForDomain, channel, klog.KObj(domain), owner, other)
 	}
-	channels, err := d.channelsFor(int(channel), plan.mode)
+	channels, err := s.channelsFor(int(channel), plan.mode)
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
 	data.Channels = channels
-	major, err := d.root.ImexChannelMajor()
+	major, err := s.root.ImexChannelMajor()
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	ids, err := d.cdi.Write(cdi.ClaimSpec{ClaimUID: uid, Devices: []cdi.Device{{Name: cdiChannelDevice, Edits: channelEdits(major, channels)}}})
+	ids, err := s.cdi.Write(cdi.ClaimSpec{ClaimUID: uid, Devices: []cdi.Device{{Name: cdiChannelDevice, Edits: channelEdits(major, channels)}}})
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crash.At("cdi-written")
+	s.crash.At("cdi-written")
 	logger.V(2).Info("Prepared channel claim", "domain", klog.KObj(domain), "channels", channels)
-	return d.completeClaim(claim, plan, data, []string{ids[cdiChannelDevice]})
+	return s.completeClaim(claim, plan, data, []string{ids[cdiChannelDevice]})
 }
 
-// waitForChannel waits, without the driver's lock, up to ReadyWait for the
+// waitForChannel waits, without the state's lock, up to ReadyWait for the
 // domain's status (in the local cache) to list this node Ready with a channel
 // for its clique; false when it does not, or the domain is gone.
-func (d *Driver) waitForChannel(ctx context.Context, domainUID types.UID) bool {
-	deadline := d.clock.Now().Add(d.cfg.ReadyWait)
+func (s *nodeState) waitForChannel(ctx context.Context, domainUID types.UID) bool {
+	deadline := s.clock.Now().Add(s.cfg.ReadyWait)
 	for {
-		left := deadline.Sub(d.clock.Now())
+		left := deadline.Sub(s.clock.Now())
 		if left <= 0 {
 			return false
 		}
 		select {
 		case <-ctx.Done():
 			return false
-		case <-d.clock.After(min(readyPollInterval, left)):
+		case <-s.clock.After(min(readyPollInterval, left)):
 		}
-		domain, err := d.domains.DomainByUID(ctx, domainUID)
+		domain, err := s.domains.DomainByUID(ctx, domainUID)
 		if err != nil || domain == nil {
 			return false
 		}
-		if _, ok := domain.ChannelReady(d.cfg.NodeName, d.cfg.CliqueID); ok {
+		if _, ok := domain.ChannelReady(s.cfg.NodeName, s.cfg.CliqueID); ok {
 			return true
 		}
 	}
@@ -187,8 +183,8 @@ func (d *Driver) waitForChannel(ctx context.Context, domainUID types.UID) bool {
 // shows holding channel: a channel number is reused by the controller only
 // after the old domain's workload let go of it, and this is the node's own
 // guard against a pod of a new domain sharing it with one of the old.
-func (d *Driver) channelHolder(channel int, domainUID types.UID) (claimUID string, otherDomain types.UID, held bool) {
-	for uid, cs := range d.ledger.Claims() {
+func (s *nodeState) channelHolder(channel int, domainUID types.UID) (claimUID string, otherDomain types.UID, held bool) {
+	for uid, cs := range s.ledger.Claims() {
 		data, ok := claimData(cs.Devices)
 		if ok && data.Kind == apiv1beta1.DeviceTypeChannel && data.DomainUID != domainUID && slices.Contains(data.Channels, channel) {
 			return uid, data.DomainUID, true
@@ -203,49 +199,49 @@ func (d *Driver) channelHolder(channel int, domainUID types.UID) (claimUID strin
 // the domain's IMEX ensemble, which holds one, and never a channel of another
 // domain on the node (other tenants' channels, and channel 0 of a
 // host-managed IMEX, stay out of the container).
-func (d *Driver) channelsFor(channel int, _ apiv1beta1.ComputeDomainAllocationMode) ([]int, error) {
-	if _, err := d.root.CreateImexChannel(channel); err != nil {
+func (s *nodeState) channelsFor(channel int, _ apiv1beta1.ComputeDomainAllocationMode) ([]int, error) {
+	if _, err := s.root.CreateImexChannel(channel); err != nil {
 		return nil, err
 	}
 	return []int{channel}, nil
 }
 
 // prepareDaemon prepares a daemon claim: identity, clique and config mount.
-func (d *Driver) prepareDaemon(ctx context.Context, claim *resourceapi.ResourceClaim, plan claimPlan, domain *apiv1beta1.ComputeDomain) ([]kubeletplugin.Device, error) {
+func (s *nodeState) prepareDaemon(ctx context.Context, claim *resourceapi.ResourceClaim, plan claimPlan, domain *apiv1beta1.ComputeDomain) ([]kubeletplugin.Device, error) {
 	// A daemon claim hands out a domain's identity and a writable mount of its
 	// IMEX config directory: only the operator's daemon pods may hold one.
-	if claim.Namespace != d.cfg.OperatorNamespace {
+	if claim.Namespace != s.cfg.OperatorNamespace {
 		return nil, fmt.Errorf("prepare claim %s: %w: a %s claim comes only from the operator's IMEX daemon pods in namespace %q; a workload joins ComputeDomain %s through its channel claim template",
-			klog.KObj(claim), ErrRefused, apiv1beta1.DeviceTypeDaemon, d.cfg.OperatorNamespace, klog.KObj(domain))
+			klog.KObj(claim), ErrRefused, apiv1beta1.DeviceTypeDaemon, s.cfg.OperatorNamespace, klog.KObj(domain))
 	}
 	uid := string(claim.UID)
 	data := deviceData{Kind: apiv1beta1.DeviceTypeDaemon, DomainUID: domain.UID}
-	if err := d.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: d.checkpointDevices(plan, data, nil)}); err != nil {
+	if err := s.saveClaim(uid, checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted, Devices: s.checkpointDevices(plan, data, nil)}); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crash.At("prepare-started")
-	dir := d.domainConfigDir(domain.UID)
+	s.crash.At("prepare-started")
+	dir := s.domainConfigDir(domain.UID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: create IMEX config directory: %w", klog.KObj(claim), err)
 	}
-	id := identity.Identity{DomainUID: string(domain.UID), DomainName: domain.Name, DomainNamespace: domain.Namespace, CliqueID: d.cfg.CliqueID}
-	ids, err := d.cdi.Write(cdi.ClaimSpec{ClaimUID: uid, Devices: []cdi.Device{{Name: cdiDaemonDevice, Edits: daemonEdits(id, dir)}}})
+	id := identity.Identity{DomainUID: string(domain.UID), DomainName: domain.Name, DomainNamespace: domain.Namespace, CliqueID: s.cfg.CliqueID}
+	ids, err := s.cdi.Write(cdi.ClaimSpec{ClaimUID: uid, Devices: []cdi.Device{{Name: cdiDaemonDevice, Edits: daemonEdits(id, dir)}}})
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	d.crash.At("cdi-written")
+	s.crash.At("cdi-written")
 	klog.FromContext(ctx).V(2).Info("Prepared daemon claim", "domain", klog.KObj(domain), "configDir", dir)
-	return d.completeClaim(claim, plan, data, []string{ids[cdiDaemonDevice]})
+	return s.completeClaim(claim, plan, data, []string{ids[cdiDaemonDevice]})
 }
 
 // domainConfigDir is the host directory of a domain's IMEX config.
-func (d *Driver) domainConfigDir(uid types.UID) string {
-	return filepath.Join(d.cfg.DomainConfigRoot, string(uid))
+func (s *nodeState) domainConfigDir(uid types.UID) string {
+	return filepath.Join(s.cfg.DomainConfigRoot, string(uid))
 }
 
-func (d *Driver) completeClaim(claim *resourceapi.ResourceClaim, plan claimPlan, data deviceData, cdiIDs []string) ([]kubeletplugin.Device, error) {
-	cs := checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareCompleted, Devices: d.checkpointDevices(plan, data, cdiIDs)}
-	if err := d.saveClaim(string(claim.UID), cs); err != nil {
+func (s *nodeState) completeClaim(claim *resourceapi.ResourceClaim, plan claimPlan, data deviceData, cdiIDs []string) ([]kubeletplugin.Device, error) {
+	cs := checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareCompleted, Devices: s.checkpointDevices(plan, data, cdiIDs)}
+	if err := s.saveClaim(string(claim.UID), cs); err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
 	return draplugin.PreparedDevices(cs), nil

@@ -188,7 +188,7 @@ func TestPrepare(t *testing.T) {
 			if diff := cmp.Diff(wantView, view(t, e, res)); diff != "" {
 				t.Errorf("container view (-want +got):\n%s", diff)
 			}
-			if got := d.ledger.Claims()[string(tc.claim.UID)].Status; got != tc.want.claimSate {
+			if got := d.state.ledger.Claims()[string(tc.claim.UID)].Status; got != tc.want.claimSate {
 				t.Errorf("checkpointed claim status = %q, want %q", got, tc.want.claimSate)
 			}
 		})
@@ -202,7 +202,7 @@ func TestAChannelIsACharacterDeviceWithTheIMEXMajor(t *testing.T) {
 	if res := prepare(t, d, channelClaim("w", "team-a", "claim-1", 0, uidA, "")); res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	raw, err := os.ReadFile(d.cdi.SpecPath("claim-1"))
+	raw, err := os.ReadFile(d.state.cdi.SpecPath("claim-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestPrepareIsIdempotentAndWaitsRetryably(t *testing.T) {
 	}
 }
 
-// TestAWaitingClaimDoesNotHoldUpOthers: a channel claim waiting for its domain waits without the driver's lock,
+// TestAWaitingClaimDoesNotHoldUpOthers: a channel claim waiting for its domain waits without the state's lock,
 // so a daemon claim of another domain on the node is prepared meanwhile, and the waiting claim is prepared as
 // soon as its domain becomes ready on the node.
 func TestAWaitingClaimDoesNotHoldUpOthers(t *testing.T) {

@@ -67,13 +67,13 @@ func TestCleanupStaleClaims(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for uid := range d.ledger.Claims() {
+			for uid := range d.state.ledger.Claims() {
 				got = append(got, uid)
 			}
 			if diff := cmp.Diff(tc.wantClaims, got); diff != "" {
 				t.Errorf("checkpointed claims (-want +got):\n%s", diff)
 			}
-			specs, err := d.cdi.ClaimUIDs()
+			specs, err := d.state.cdi.ClaimUIDs()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,8 +32,8 @@ import (
 // boot is discarded, so without this a domain's IMEX config (its peers' addresses) would stay on the node
 // forever once its daemon claim was never unprepared here. A daemon claim prepared again creates its
 // directory anew.
-func (d *Driver) removeOrphanConfigDirs(ctx context.Context) error {
-	entries, err := os.ReadDir(d.cfg.DomainConfigRoot)
+func (s *nodeState) removeOrphanConfigDirs(ctx context.Context) error {
+	entries, err := os.ReadDir(s.cfg.DomainConfigRoot)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -42,10 +42,10 @@ func (d *Driver) removeOrphanConfigDirs(ctx context.Context) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if !e.IsDir() || d.domainHasClaims(types.UID(e.Name()), apiv1beta1.DeviceTypeDaemon) {
+		if !e.IsDir() || s.domainHasClaims(types.UID(e.Name()), apiv1beta1.DeviceTypeDaemon) {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(d.cfg.DomainConfigRoot, e.Name())); err != nil {
+		if err := os.RemoveAll(filepath.Join(s.cfg.DomainConfigRoot, e.Name())); err != nil {
 			errs = append(errs, fmt.Errorf("remove IMEX config directory of domain %s: %w", e.Name(), err))
 			continue
 		}

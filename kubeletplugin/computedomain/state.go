@@ -14,24 +14,73 @@
 
 package computedomain
 
-import "github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+import (
+	"context"
+	"sync"
+
+	"k8s.io/utils/clock"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+)
+
+// nodeState is the node's compute-domain claims and what preparing them
+// changes: the checkpoint (under one lock, with the claims gauge kept in
+// step), the per-claim CDI specs, the IMEX channel device nodes and the
+// domains' IMEX config directories. Prepare, Unprepare and UnprepareStale are
+// its behaviour (prepare.go, unprepare.go, stale_claims.go); the Driver only
+// adapts the kubelet's calls to them.
+type nodeState struct {
+	cfg     Config
+	root    hostroot.Root
+	cdi     *cdi.Writer
+	domains DomainLookup
+	clock   clock.WithTicker
+	metrics *Metrics
+
+	// mu guards ledger and serializes prepare, unprepare and the stale-claim
+	// cleanup.
+	mu     sync.Mutex
+	ledger *checkpoint.Ledger
+	crash  draplugin.CrashHook
+}
+
+// newNodeState loads the checkpoint (discarding state of an earlier boot) and
+// removes the IMEX config directories no recorded daemon claim holds.
+func newNodeState(ctx context.Context, cfg Config, deps Deps) (*nodeState, error) {
+	ledger, err := checkpoint.OpenLedger(ctx, deps.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	s := &nodeState{
+		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, ledger: ledger,
+		domains: deps.Domains, clock: deps.Clock, metrics: deps.Metrics,
+	}
+	s.metrics.setClaims(ledger.Claims())
+	if err := s.removeOrphanConfigDirs(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
 // saveClaim records one claim's state and keeps the claims gauge in step.
-// Callers hold d.mu.
-func (d *Driver) saveClaim(uid string, cs checkpoint.ClaimState) error {
-	if err := d.ledger.SaveClaim(uid, cs); err != nil {
+// Callers hold s.mu.
+func (s *nodeState) saveClaim(uid string, cs checkpoint.ClaimState) error {
+	if err := s.ledger.SaveClaim(uid, cs); err != nil {
 		return err
 	}
-	d.metrics.setClaims(d.ledger.Claims())
+	s.metrics.setClaims(s.ledger.Claims())
 	return nil
 }
 
 // deleteClaim forgets one claim and keeps the claims gauge in step. Callers
-// hold d.mu.
-func (d *Driver) deleteClaim(uid string) error {
-	if err := d.ledger.DeleteClaim(uid); err != nil {
+// hold s.mu.
+func (s *nodeState) deleteClaim(uid string) error {
+	if err := s.ledger.DeleteClaim(uid); err != nil {
 		return err
 	}
-	d.metrics.setClaims(d.ledger.Claims())
+	s.metrics.setClaims(s.ledger.Claims())
 	return nil
 }

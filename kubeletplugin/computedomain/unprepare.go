@@ -21,47 +21,46 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
-// UnprepareResourceClaims implements kubeletplugin.DRAPlugin. It works from
-// the checkpoint alone and never calls the API: a deleted domain cannot keep
-// a pod from terminating.
-func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := make(map[types.UID]error, len(claims))
-	for _, c := range claims {
-		out[c.UID] = d.unprepareClaim(ctx, string(c.UID))
+// Unprepare unprepares the claims under the state's lock. It works from the
+// checkpoint alone and never calls the API: a deleted domain cannot keep a pod
+// from terminating.
+func (s *nodeState) Unprepare(ctx context.Context, claimUIDs []types.UID) map[types.UID]error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[types.UID]error, len(claimUIDs))
+	for _, uid := range claimUIDs {
+		out[uid] = s.unprepareClaim(ctx, string(uid))
 	}
-	return out, nil
+	return out
 }
 
-func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
+func (s *nodeState) unprepareClaim(ctx context.Context, uid string) error {
 	logger := klog.FromContext(ctx).WithValues("claimUID", uid)
-	cs, ok := d.ledger.Claims()[uid]
+	cs, ok := s.ledger.Claims()[uid]
 	if !ok {
 		logger.V(2).Info("Claim not prepared here, nothing to undo")
 		return nil
 	}
 	data, _ := claimData(cs.Devices)
-	if err := d.cdi.Delete(uid); err != nil {
+	if err := s.cdi.Delete(uid); err != nil {
 		return fmt.Errorf("unprepare claim %s: %w", uid, err)
 	}
-	d.crash.At("unprepare-cdi-deleted")
-	if err := d.deleteClaim(uid); err != nil {
+	s.crash.At("unprepare-cdi-deleted")
+	if err := s.deleteClaim(uid); err != nil {
 		return fmt.Errorf("unprepare claim %s: %w", uid, err)
 	}
 	// A kill here leaves the domain's IMEX config directory without a claim: the next start removes it.
-	d.crash.At("unprepare-claim-deleted")
-	if data.Kind != apiv1beta1.DeviceTypeDaemon || data.DomainUID == "" || d.domainHasClaims(data.DomainUID, data.Kind) {
+	s.crash.At("unprepare-claim-deleted")
+	if data.Kind != apiv1beta1.DeviceTypeDaemon || data.DomainUID == "" || s.domainHasClaims(data.DomainUID, data.Kind) {
 		return nil
 	}
 	// The domain's last daemon claim on this node: its IMEX config goes.
-	if err := os.RemoveAll(d.domainConfigDir(data.DomainUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.RemoveAll(s.domainConfigDir(data.DomainUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		logger.Error(err, "Removing the domain's IMEX config directory failed", "domainUID", data.DomainUID)
 	}
 	return nil
@@ -69,8 +68,8 @@ func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
 
 // domainHasClaims tells whether the checkpoint holds a claim of the given
 // kind for the domain, in any state.
-func (d *Driver) domainHasClaims(uid types.UID, kind string) bool {
-	for _, cs := range d.ledger.Claims() {
+func (s *nodeState) domainHasClaims(uid types.UID, kind string) bool {
+	for _, cs := range s.ledger.Claims() {
 		if data, ok := claimData(cs.Devices); ok && data.DomainUID == uid && data.Kind == kind {
 			return true
 		}

@@ -80,10 +80,10 @@ func TestUnprepare(t *testing.T) {
 					t.Fatalf("unprepare %s: %v", c, err)
 				}
 			}
-			if _, err := os.Stat(d.domainConfigDir(uidA)); (err == nil) != tc.wantConfigDir {
+			if _, err := os.Stat(d.state.domainConfigDir(uidA)); (err == nil) != tc.wantConfigDir {
 				t.Errorf("domain config directory: stat %v, want it there: %v", err, tc.wantConfigDir)
 			}
-			uids, err := d.cdi.ClaimUIDs()
+			uids, err := d.state.cdi.ClaimUIDs()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 				e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](6), testNode))
 				claim := channelClaim("w", "team-a", "claim-1", 0, uidA, "")
 				d := e.driver()
-				d.crash = func(p string) bool { return p == point }
+				d.state.crash = func(p string) bool { return p == point }
 				func() {
 					defer func() {
 						if r := recover(); r != draplugin.ErrSimulatedCrash { //nolint:errorlint // the panic value itself, not a wrapped error
@@ -130,7 +130,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 				}()
 
 				restarted := e.driver()
-				if got := restarted.ledger.Claims()["claim-1"].Status; got != checkpoint.PrepareStarted {
+				if got := restarted.state.ledger.Claims()["claim-1"].Status; got != checkpoint.PrepareStarted {
 					t.Fatalf("after the crash the claim is %q, want %s", got, checkpoint.PrepareStarted)
 				}
 				switch then {
@@ -146,7 +146,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 					if err := unprepare(t, restarted, claim); err != nil {
 						t.Fatal(err)
 					}
-					if _, err := os.Stat(restarted.cdi.SpecPath("claim-1")); !os.IsNotExist(err) {
+					if _, err := os.Stat(restarted.state.cdi.SpecPath("claim-1")); !os.IsNotExist(err) {
 						t.Errorf("CDI spec still there after unprepare (stat: %v)", err)
 					}
 				}
