@@ -137,7 +137,7 @@ func newTestReconciler(t *testing.T, c client.Client, live client.Reader) *Recon
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReconciler(c, live, nil, m, testConfig())
+	r, err := NewReconciler(c, live, nil, m, testConfig(), Cluster{})
 	if err != nil {
 		t.Fatal(err)
 	}

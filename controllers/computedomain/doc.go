@@ -16,7 +16,8 @@
 // the nodes its workload claims are allocated on, reads what the long-lived IMEX daemons report of those
 // nodes (IMEXNodes) and where their cliques' ensembles list them (IMEXCliques, written by package imexclique,
 // which NewManager runs beside it), allocates one IMEX channel per domain and clique, keeps the domain's gang
-// PodGroup when the cluster serves the Workload API (podgroup.go, through internal/workloadapi) or the clique
-// placement fallback when it does not (clique_placement.go), writes the status package's status once per
+// PodGroup when the cluster serves the Workload API (podgroup.go, through internal/workloadapi) or reports the
+// verdict of the clique placement fallback when it does not (package cliqueplacement, which NewManager runs
+// beside it), writes the status package's status once per
 // pass, and releases the channels through the domain's finalizer. The design is docs/design/computedomains.md.
 package computedomain

@@ -40,7 +40,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/cliqueplacement"
 	"github.com/computedomain-operator/computedomain-operator/controllers/imexclique"
+	"github.com/computedomain-operator/computedomain-operator/internal/allocation"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
 
@@ -98,22 +100,31 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), metrics, cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.workloadAPI = workloadAPI
-	o.Logger.Info("Workload API", "podGroups", workloadAPI, "groupVersion", workloadapi.GroupVersion.String(), "cliquePlacementFallback", cfg.CliquePlacement && !workloadAPI)
-	if cfg.CliquePlacement {
-		if r.placementPods, err = placementPodCache(restConfig, mgr); err != nil {
+	cluster := Cluster{WorkloadAPI: workloadAPI}
+	fallback := cfg.CliquePlacement && !workloadAPI
+	o.Logger.Info("Workload API", "podGroups", workloadAPI, "groupVersion", workloadapi.GroupVersion.String(), "cliquePlacementFallback", fallback)
+	if fallback {
+		cluster.Placements = cliqueplacement.NewVerdicts()
+		pods, err := cliqueplacement.NewPodCache(restConfig, mgr)
+		if err != nil {
 			return nil, err
 		}
+		placer := cliqueplacement.New(cliqueplacement.Options{
+			Client: metrics.instrument(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Pods: pods,
+			GPUDriver: cfg.GPUDriverName, Verdicts: cluster.Placements,
+		})
+		if err := placer.SetupWithManager(mgr, pods); err != nil {
+			return nil, err
+		}
+	}
+	r, err := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), metrics, cfg, cluster)
+	if err != nil {
+		return nil, err
 	}
 	if err := r.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return nil, err
 	}
-	cliques := imexclique.NewReconciler(mgr.GetClient(), cfg.OperatorNamespace, cfg.MaxNodesPerClique)
-	cliques.Refused = refusedIMEXNodeEvent(mgr.GetEventRecorder(imexclique.ControllerName))
+	cliques := imexclique.NewReconciler(mgr.GetClient(), cfg.OperatorNamespace, cfg.MaxNodesPerClique, refusedIMEXNodeEvent(mgr.GetEventRecorder(imexclique.ControllerName)))
 	if err := cliques.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
 	}
@@ -146,29 +157,6 @@ func cacheByObject(operatorNamespace string, podGroups bool) (map[client.Object]
 	return byObject, nil
 }
 
-// placementPodCache is a second cache, run by the manager, of the pods labeled v1beta1.PlacementDomainLabelKey
-// in every namespace: the manager's own cache holds only the IMEX daemon pods, and one cache holds one
-// selection per kind.
-func placementPodCache(restConfig *rest.Config, mgr ctrl.Manager) (cache.Cache, error) {
-	labeled, err := labels.NewRequirement(v1beta1.PlacementDomainLabelKey, selection.Exists, nil)
-	if err != nil {
-		return nil, fmt.Errorf("select the clique placement's pods: %w", err)
-	}
-	c, err := cache.New(restConfig, cache.Options{
-		Scheme:     mgr.GetScheme(),
-		Mapper:     mgr.GetRESTMapper(),
-		HTTPClient: mgr.GetHTTPClient(),
-		ByObject:   map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.NewSelector().Add(*labeled)}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cache of the clique placement's pods: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return nil, fmt.Errorf("run the cache of the clique placement's pods: %w", err)
-	}
-	return c, nil
-}
-
 // SetupWithManager registers the member index and the controller's watches. workers is the number of
 // concurrent reconciles; the channel allocator serializes what must be serial.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
@@ -198,11 +186,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 			}
 			return nodes
 		})))
-	if c, ok := r.placementPods.(cache.Cache); ok {
-		// The pods the webhook held for the clique placement fallback, and those it released.
-		b = b.WatchesRawSource(source.Kind(c, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(domainOfPlacementPod)))
+	if r.cluster.Placements != nil {
+		// The clique placement fallback's verdict on a domain changed.
+		b = b.WatchesRawSource(source.Channel(r.cluster.Placements.Changes(), &handler.EnqueueRequestForObject{}))
 	}
-	if r.workloadAPI {
+	if r.cluster.WorkloadAPI {
 		// The domain's PodGroup: its gang size is restored, and the scheduler's verdict on it read.
 		b = b.Watches(workloadapi.NewPodGroup(), handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
 	}
@@ -214,10 +202,7 @@ const allocatedNodeField = "status.allocation.node"
 
 // claimNodes is the node a claim is allocated on, if any.
 func claimNodes(c *resourcev1.ResourceClaim) []string {
-	if c.Status.Allocation == nil {
-		return nil
-	}
-	if node, ok := allocatedNode(c.Status.Allocation.NodeSelector); ok {
+	if node, ok := allocation.Node(c); ok {
 		return []string{node}
 	}
 	return nil
@@ -259,7 +244,7 @@ func domainFromAnnotations(_ context.Context, o client.Object) []reconcile.Reque
 
 // refusedIMEXNodeEvent tells, with a warning event on the IMEXNode, that the controller does not trust it
 // (the recorder folds repeats into a series).
-func refusedIMEXNodeEvent(recorder EventRecorder) func(context.Context, *v1beta1.IMEXNode, string) {
+func refusedIMEXNodeEvent(recorder EventRecorder) imexclique.RefusedFunc {
 	return func(_ context.Context, n *v1beta1.IMEXNode, reason string) {
 		recorder.Eventf(n, nil, "Warning", v1beta1.IMEXNodeReasonRefused, "Reconcile", "%s", eventNote("IMEXNode "+n.Name+" ignored: "+reason))
 	}

@@ -27,12 +27,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/cliqueplacement"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
 
 // PlacementTopologyKey is the node label every pod of a domain's gang shares one value of: the NVLink clique.
-const PlacementTopologyKey = v1beta1.CliqueNodeLabelKey
+const PlacementTopologyKey = cliqueplacement.TopologyKey
 
 // refusedRetry is how often a domain refused a PodGroup because no clique is large enough is looked at
 // again: cliques grow when nodes join, and the controller does not watch Nodes for it.
@@ -62,13 +63,17 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	notGuaranteed := func(reason, message string) {
 		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
 	}
-	if !r.workloadAPI && r.placementPods != nil && cd.Spec.NumNodes > 0 {
+	if !r.cluster.WorkloadAPI && r.cluster.Placements != nil && cd.Spec.NumNodes > 0 {
 		if refused, err := r.refuseBeyondCliques(ctx, s); refused || err != nil {
 			return err
 		}
-		return r.reconcileCliquePlacement(ctx, s)
+		// The fallback's verdict; until it has looked at the domain, the condition stays as it was.
+		if p, ok := r.cluster.Placements.Placement(cd); ok {
+			s.placement = &p
+		}
+		return nil
 	}
-	if !r.workloadAPI {
+	if !r.cluster.WorkloadAPI {
 		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable,
 			"the cluster does not serve "+workloadapi.GroupVersion.String()+" PodGroups (kube-apiserver --runtime-config="+
 				workloadapi.GroupVersion.String()+"=true and the GenericWorkload gate, seen when the controller started): "+

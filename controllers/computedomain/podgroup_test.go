@@ -21,14 +21,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/cliqueplacement"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
@@ -142,7 +145,7 @@ func TestReconcilePlacement(t *testing.T) {
 			cd := domain(tc.numNodes)
 			server := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(append(tc.objects, cd)...).Build()
 			r := newTestReconciler(t, server, server)
-			r.workloadAPI = !tc.noAPI
+			r.cluster.WorkloadAPI = !tc.noAPI
 			if tc.maxPerClique != 0 {
 				r.cfg.MaxNodesPerClique = tc.maxPerClique
 			}
@@ -224,5 +227,57 @@ func TestLargestClique(t *testing.T) {
 				t.Errorf("LargestClique = %d, %q; want %d, %q", size, clique, tc.wantSize, tc.wantName)
 			}
 		})
+	}
+}
+
+// Without the Workload API, the placement phase reports the clique placement fallback's verdict, once the
+// fallback has one for this domain object; until then the condition stays as it was. A domain no clique can
+// hold is refused whatever the fallback found.
+func TestReconcilePlacementReportsTheCliquePlacementVerdict(t *testing.T) {
+	ctx := context.Background()
+	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).NumNodes(4).Obj()
+	objs := append(cliqueNodes("c.0", 6), cd)
+	for i := range 4 {
+		objs = append(objs, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("job-%d", i), Namespace: "team-a", Labels: map[string]string{v1beta1.PlacementDomainLabelKey: "job"}},
+			Spec:       corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: v1beta1.CliquePlacementGate}}, Containers: []corev1.Container{{Name: "c", Image: "x"}}},
+		})
+	}
+	server := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).Build()
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := cliqueplacement.NewVerdicts()
+	r, err := NewReconciler(server, server, nil, m, testConfig(), Cluster{Placements: verdicts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scope{domain: cd}
+	if err := r.reconcilePlacement(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.placement != nil {
+		t.Errorf("before the fallback looked: placement %+v, want none (the condition stays as it was)", s.placement)
+	}
+	placer := cliqueplacement.New(cliqueplacement.Options{Client: server, APIReader: server, Pods: server, GPUDriver: v1beta1.GPUDriverName, Verdicts: verdicts})
+	if _, err := placer.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cd)}); err != nil {
+		t.Fatal(err)
+	}
+	s = &scope{domain: cd}
+	if err := r.reconcilePlacement(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.placement == nil || s.placement.Reason != v1beta1.ComputeDomainReasonCliqueAffinity || !strings.Contains(s.placement.Message, "clique c.0") {
+		t.Errorf("after the fallback released the pods: placement %+v, want CliqueAffinity into c.0", s.placement)
+	}
+	big := cd.DeepCopy()
+	big.Spec.NumNodes = 8
+	s = &scope{domain: big}
+	if err := r.reconcilePlacement(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.placement == nil || s.placement.Reason != v1beta1.ComputeDomainReasonExceedsClique {
+		t.Errorf("8 nodes in a 6-node clique: placement %+v, want ExceedsClique", s.placement)
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/cliqueplacement"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
 )
@@ -60,22 +60,22 @@ type Reconciler struct {
 	metrics      *Metrics
 	expectations *expectations
 	cfg          Config
-	// workloadAPI says the cluster served the Workload API's PodGroups when the manager started
-	// (workloadapi.Served); without it the controller makes no PodGroups.
-	workloadAPI bool
-	// placementPods reads the pods held for, or released by, the clique placement fallback (a cache of pods
-	// labeled v1beta1.PlacementDomainLabelKey); nil unless Config.CliquePlacement.
-	placementPods client.Reader
-	// placementMu serializes the fallback's clique picks.
-	placementMu sync.Mutex
-	// picks holds, by domain UID, the clique picked for a domain until the cache shows its pods released
-	// (their annotation names it then), so that a reconcile on a stale cache does not pick again.
-	picks sync.Map
+	cluster      Cluster
 }
 
-// NewReconciler returns a reconciler that writes through c (wrapped to count its writes in m), confirms
-// cache misses through apiReader, and emits events through recorder.
-func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecorder, m *Metrics, cfg Config) (*Reconciler, error) {
+// Cluster is what the controller learned about the cluster when it started.
+type Cluster struct {
+	// WorkloadAPI says the cluster served the Workload API's PodGroups (workloadapi.Served); without it the
+	// controller makes no PodGroups.
+	WorkloadAPI bool
+	// Placements holds the clique placement fallback's verdicts (package cliqueplacement), when it runs: on a
+	// cluster without the Workload API, with Config.CliquePlacement.
+	Placements *cliqueplacement.Verdicts
+}
+
+// NewReconciler returns a reconciler for cluster that writes through c (wrapped to count its writes in m),
+// confirms cache misses through apiReader, and emits events through recorder.
+func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecorder, m *Metrics, cfg Config, cluster Cluster) (*Reconciler, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -89,6 +89,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecor
 		metrics:      m,
 		expectations: newExpectations(),
 		cfg:          cfg,
+		cluster:      cluster,
 	}, nil
 }
 

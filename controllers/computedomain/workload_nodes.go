@@ -19,16 +19,13 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/allocation"
 )
-
-// nodeNameField is the node field a node-local allocation's node selector matches on.
-const nodeNameField = "metadata.name"
 
 // workloadClaims lists the domain's workload claims: those generated from its workload claim template,
 // which carry the template's WorkloadClaimLabelKey label.
@@ -50,28 +47,13 @@ func WorkloadNodes(claims []resourcev1.ResourceClaim) []string {
 	var nodes []string
 	for i := range claims {
 		c := &claims[i]
-		if c.Status.Allocation == nil || len(c.Status.ReservedFor) == 0 {
+		if len(c.Status.ReservedFor) == 0 {
 			continue
 		}
-		if node, ok := allocatedNode(c.Status.Allocation.NodeSelector); ok {
+		if node, ok := allocation.Node(c); ok {
 			nodes = append(nodes, node)
 		}
 	}
 	slices.Sort(nodes)
 	return slices.Compact(nodes)
-}
-
-// allocatedNode returns the node an allocation is bound to. An allocation of node-local devices (every
-// compute-domain device is: the plugin publishes one slice per node) carries a node selector with one
-// term holding one `metadata.name In [<node>]` field requirement; anything else names no single node.
-func allocatedNode(sel *corev1.NodeSelector) (string, bool) {
-	if sel == nil || len(sel.NodeSelectorTerms) != 1 {
-		return "", false
-	}
-	for _, req := range sel.NodeSelectorTerms[0].MatchFields {
-		if req.Key == nodeNameField && req.Operator == corev1.NodeSelectorOpIn && len(req.Values) == 1 {
-			return req.Values[0], true
-		}
-	}
-	return "", false
 }

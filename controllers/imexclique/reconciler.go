@@ -59,16 +59,20 @@ type Reconciler struct {
 	// behind the controller's own writes, and an index computed from a stale status would move.
 	mu      sync.Mutex
 	written map[types.UID]v1beta1.IMEXCliqueStatus
-	// Refused is called for each IMEXNode the controller does not trust (nil: logged only).
-	Refused func(ctx context.Context, n *v1beta1.IMEXNode, reason string)
+	// refused is called for each IMEXNode the controller does not trust (nil: logged only).
+	refused RefusedFunc
 }
 
-// NewReconciler returns a reconciler of the IMEXCliques in namespace, at most limit nodes per clique.
-func NewReconciler(c client.Client, namespace string, limit int) *Reconciler {
+// RefusedFunc is told of each IMEXNode the controller does not trust, and why.
+type RefusedFunc func(ctx context.Context, n *v1beta1.IMEXNode, reason string)
+
+// NewReconciler returns a reconciler of the IMEXCliques in namespace, at most limit nodes per clique, that
+// tells refused (when not nil) of each IMEXNode it does not trust.
+func NewReconciler(c client.Client, namespace string, limit int, refused RefusedFunc) *Reconciler {
 	if limit <= 0 {
 		limit = v1beta1.NVL72CliqueSize
 	}
-	return &Reconciler{client: c, namespace: namespace, limit: limit, written: map[types.UID]v1beta1.IMEXCliqueStatus{}}
+	return &Reconciler{client: c, namespace: namespace, limit: limit, written: map[types.UID]v1beta1.IMEXCliqueStatus{}, refused: refused}
 }
 
 // Reconcile brings the IMEXClique req.Name in line with the trusted IMEXNodes of its clique.
@@ -140,8 +144,8 @@ func (r *Reconciler) trustedNodes(ctx context.Context, name string) ([]v1beta1.I
 	trusted, refused := TrustNodes(list.Items, daemons)
 	for _, f := range refused {
 		klog.FromContext(ctx).Info("Ignoring an IMEXNode that disagrees with where the clique's daemons run", "imexNode", klog.KObj(&f.Node), "reason", f.Reason)
-		if r.Refused != nil {
-			r.Refused(ctx, &f.Node, f.Reason)
+		if r.refused != nil {
+			r.refused(ctx, &f.Node, f.Reason)
 		}
 	}
 	cliqueID := ""

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package computedomain
+package cliqueplacement
 
 import (
 	"context"
@@ -28,6 +28,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
+	"github.com/computedomain-operator/computedomain-operator/internal/allocation"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
@@ -36,14 +37,14 @@ func TestFreeCapacityAndPick(t *testing.T) {
 	node := func(name, clique string) metav1.PartialObjectMetadata {
 		n := metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
 		if clique != "" {
-			n.Labels[PlacementTopologyKey] = clique
+			n.Labels[TopologyKey] = clique
 		}
 		return n
 	}
 	claimOn := func(node, driver string) resourcev1.ResourceClaim {
 		return resourcev1.ResourceClaim{Status: resourcev1.ResourceClaimStatus{Allocation: &resourcev1.AllocationResult{
 			Devices:      resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Driver: driver, Pool: node, Device: "gpu-0"}}},
-			NodeSelector: nodeSelectorFor(node),
+			NodeSelector: allocation.NodeSelector(node),
 		}}}
 	}
 	releasedTo := func(clique, nodeName string, gated bool) corev1.Pod {
@@ -74,7 +75,7 @@ func TestFreeCapacityAndPick(t *testing.T) {
 		releasedTo("b", "", true),    // still held: takes nothing
 	}
 	free := freeCapacity(nodes, claims, v1beta1.GPUDriverName, released)
-	want := cliqueCapacity{"a": 2, "b": 4, "c": 3}
+	want := capacity{"a": 2, "b": 4, "c": 3}
 	if len(free) != len(want) {
 		t.Fatalf("free %v, want %v", free, want)
 	}
@@ -110,7 +111,7 @@ func TestPinToClique(t *testing.T) {
 	terms := got.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	for i, term := range terms {
 		last := term.MatchExpressions[len(term.MatchExpressions)-1]
-		if last.Key != PlacementTopologyKey || len(last.Values) != 1 || last.Values[0] != "cluster.7" {
+		if last.Key != TopologyKey || len(last.Values) != 1 || last.Values[0] != "cluster.7" {
 			t.Errorf("term %d: %v, want the clique ANDed in", i, term.MatchExpressions)
 		}
 	}
@@ -127,13 +128,6 @@ func TestPinToClique(t *testing.T) {
 	if n := len(bare.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms); n != 1 {
 		t.Errorf("a pod without node affinity gets one term, got %d", n)
 	}
-}
-
-// nodeSelectorFor is the node selector the scheduler writes into an allocation of node-local devices.
-func nodeSelectorFor(node string) *corev1.NodeSelector {
-	return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
-		{Key: nodeNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{node}},
-	}}}}
 }
 
 // placementFixture is a reconciler of the fallback over a fake API: 3 cliques of 6 nodes, with the GPUs of some
@@ -155,13 +149,13 @@ func newPlacementFixture(t *testing.T, busy map[string]int) *placementFixture {
 	for _, clique := range []string{"a", "b", "c"} {
 		for i := range 6 {
 			name := fmt.Sprintf("%s%d", clique, i)
-			objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{PlacementTopologyKey: clique}}})
+			objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{TopologyKey: clique}}})
 			if i < busy[clique] {
 				objs = append(objs, &resourcev1.ResourceClaim{
 					ObjectMeta: metav1.ObjectMeta{Name: "busy-" + name, Namespace: "other"},
 					Status: resourcev1.ResourceClaimStatus{Allocation: &resourcev1.AllocationResult{
 						Devices:      resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Driver: v1beta1.GPUDriverName, Pool: name, Device: "gpu-0"}}},
-						NodeSelector: nodeSelectorFor(name),
+						NodeSelector: allocation.NodeSelector(name),
 					}},
 				})
 			}
@@ -170,7 +164,7 @@ func newPlacementFixture(t *testing.T, busy map[string]int) *placementFixture {
 	cd := utiltesting.MakeComputeDomain("gang", "team-a").Channel("gang-channel").NumNodes(4).Obj()
 	cd.UID = "uid-gang"
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&resourcev1.ResourceClaim{}).Build()
-	r := &Reconciler{client: c, apiReader: c, placementPods: c, cfg: Config{}.WithDefaults()}
+	r := New(Options{Client: c, APIReader: c, Pods: c, GPUDriver: v1beta1.GPUDriverName, Verdicts: NewVerdicts()})
 	return &placementFixture{t: t, r: r, c: c, domain: cd}
 }
 
@@ -192,8 +186,8 @@ func (f *placementFixture) pod(name, releasedTo string) {
 // "held".
 func (f *placementFixture) reconcile() (*status.Placement, map[string]string) {
 	f.t.Helper()
-	s := &scope{domain: f.domain}
-	if err := f.r.reconcileCliquePlacement(context.Background(), s); err != nil {
+	placement, _, err := f.r.place(context.Background(), f.domain)
+	if err != nil {
 		f.t.Fatal(err)
 	}
 	var pods corev1.PodList
@@ -203,7 +197,7 @@ func (f *placementFixture) reconcile() (*status.Placement, map[string]string) {
 	where := map[string]string{}
 	for _, p := range pods.Items {
 		switch {
-		case heldForClique(&p):
+		case held(&p):
 			where[p.Name] = "held"
 		default:
 			where[p.Name] = p.Annotations[v1beta1.PlacementCliqueAnnotationKey]
@@ -213,7 +207,7 @@ func (f *placementFixture) reconcile() (*status.Placement, map[string]string) {
 			}
 		}
 	}
-	return s.placement, where
+	return &placement, where
 }
 
 func TestCliquePlacementHoldsUntilAllPodsExistThenReleasesThemIntoTheTightestClique(t *testing.T) {
