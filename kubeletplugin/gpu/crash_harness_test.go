@@ -66,9 +66,9 @@ func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) string {
 	e, claims := harnessClaims(t, rng)
 	hook := crashtest.NewHook(rng, 24)
 	node := &gpuNode{t: t, e: e, d: e.mustDriver(), claims: claims}
-	node.d.crash = hook.At
+	node.d.state.crash = hook.At
 	left := crashtest.Run(t, rng, node, crashtest.Script(rng, len(claims)), trial)
-	node.d.crash = nil // the checks below are no part of the script
+	node.d.state.crash = nil // the checks below are no part of the script
 	prepared := map[string]*resourceapi.ResourceClaim{}
 	for i := range left {
 		prepared[string(claims[i].UID)] = claims[i]

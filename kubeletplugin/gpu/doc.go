@@ -20,11 +20,13 @@
 //
 // File map:
 //   - driver.go: the kubeletplugin.DRAPlugin adapter: configuration,
-//     NewDriver and the Run loop.
-//   - state.go: the node's state under one lock (inventory and recorded
-//     claims) and what is derived from the claims.
-//   - startup_cleanup.go: at start, MIG instances and CDI specs no recorded
-//     claim owns are removed.
+//     NewDriver, the Run loop, and the kubelet's calls handed to the state.
+//   - state.go: the node's state under one lock (inventory, recorded claims
+//     and what preparing changes), its loading at start, and what is derived
+//     from the claims; its Prepare, Unprepare and UnprepareStale are in
+//     prepare.go, unprepare.go and stale_claims.go.
+//   - startup_cleanup.go: at start, MIG instances, CDI specs and sharing
+//     settings no recorded claim owns are removed.
 //   - publish.go: the pool with health taints, and publishing it.
 //   - inventory.go, inventory_nvml.go: what the node has, read from NVML.
 //   - device_names.go, device_attributes.go: GPU and MIG devices as

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -27,9 +29,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
-	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
-	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
@@ -96,33 +96,27 @@ type Deps struct {
 	Fatal func(error)
 }
 
-// Driver is the gpu.nvidia.com kubeletplugin.DRAPlugin: it adapts the
-// helper's calls to the node's state (state.go), the prepare and unprepare
-// paths, publishing (publish.go) and health (health.go).
+// Driver is the gpu.nvidia.com kubeletplugin.DRAPlugin: a thin adapter from
+// the helper's calls to the node's state (state.go), which prepares and
+// unprepares, plus publishing (publish.go), health (health.go) and the clique
+// label (clique_label.go).
 type Driver struct {
-	cfg         Config
-	nvml        nvml.Interface
-	cdi         *cdi.Writer
-	claims      draplugin.ClaimGetter
-	metrics     *Metrics
-	clock       clock.WithTicker
-	health      *healthMonitor
-	hostDevices hostDevices
-	driverFiles driverroot.Files
-	fatal       func(error)
-	pub         draplugin.Publisher
-	label       cliqueLabel
-
-	state nodeState
-	usage *usage.Ledger
-	crash draplugin.CrashHook
+	cfg    Config
+	nvml   nvml.Interface
+	claims draplugin.ClaimGetter
+	clock  clock.WithTicker
+	health *healthMonitor
+	fatal  func(error)
+	pub    draplugin.Publisher
+	label  cliqueLabel
+	state  *nodeState
 }
 
 var _ kubeletplugin.DRAPlugin = &Driver{}
 
-// NewDriver loads the checkpoint (discarding state of an earlier boot),
-// discovers the node's devices and the driver's files, removes MIG instances and CDI specs that no
-// recorded claim owns, and returns a driver ready to publish and prepare.
+// NewDriver loads the node's state (newNodeState: the checkpoint, the
+// devices, the driver's files, the start-up cleanup) and returns a driver
+// ready to publish and prepare.
 func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if cfg.StaleClaimInterval <= 0 {
 		cfg.StaleClaimInterval = time.Minute
@@ -142,40 +136,15 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)
 	}
-	d := &Driver{
-		cfg: cfg, nvml: deps.NVML, cdi: deps.CDI, claims: deps.Claims,
-		metrics: deps.Metrics, clock: deps.Clock, fatal: deps.Fatal,
-		label: newCliqueLabel(deps.Labeler), usage: deps.Usage,
-		health: newHealthMonitor(cfg.DriverName, deps.NVML, deps.Clock, cfg.Health, deps.Metrics),
-	}
-	var err error
-	if d.state.ledger, err = checkpoint.OpenLedger(ctx, deps.Checkpoint); err != nil {
+	health := newHealthMonitor(cfg.DriverName, deps.NVML, deps.Clock, cfg.Health, deps.Metrics)
+	state, err := newNodeState(ctx, cfg, deps, health)
+	if err != nil {
 		return nil, err
 	}
-	if d.hostDevices, err = readHostDevices(hostroot.New(cfg.HostRoot)); err != nil {
-		return nil, err
-	}
-	if d.driverFiles, err = discoverDriverFiles(ctx, cfg); err != nil {
-		return nil, err
-	}
-	if d.state.inventory, err = DiscoverInventory(ctx, d.nvml, cfg.HostRoot); err != nil {
-		return nil, err
-	}
-	if err := d.removeUnknownMigInstances(ctx); err != nil {
-		return nil, err
-	}
-	if err := d.removeOrphanCDISpecs(ctx); err != nil {
-		return nil, err
-	}
-	if err := d.resetUnheldSharing(ctx); err != nil {
-		return nil, err
-	}
-	// Claims prepared before a crash that hit before their usage was
-	// recorded, and intervals of claims forgotten since.
-	d.syncUsageLocked(ctx)
-	d.compactUsage(ctx)
-	d.updateDeviceMetrics()
-	return d, nil
+	return &Driver{
+		cfg: cfg, nvml: deps.NVML, claims: deps.Claims, clock: deps.Clock, health: health,
+		fatal: deps.Fatal, label: newCliqueLabel(deps.Labeler), state: state,
+	}, nil
 }
 
 // poolName is the node's pool.
@@ -209,7 +178,7 @@ func (d *Driver) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-changes:
-			d.updateDeviceMetrics()
+			d.state.updateDeviceMetrics()
 			if err := d.Publish(ctx); err != nil {
 				logger.Error(err, "Publishing health change failed")
 			}
@@ -220,12 +189,27 @@ func (d *Driver) Run(ctx context.Context) {
 			if err := d.RefreshClique(ctx); err != nil {
 				logger.Error(err, "Clique refresh failed")
 			}
-			d.state.mu.Lock()
-			d.syncUsageLocked(ctx)
-			d.state.mu.Unlock()
-			d.compactUsage(ctx)
+			d.state.syncUsage(ctx)
 		}
 	}
+}
+
+// PrepareResourceClaims implements kubeletplugin.DRAPlugin
+// (nodeState.Prepare).
+func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	return d.state.Prepare(ctx, claims), nil
+}
+
+// UnprepareResourceClaims implements kubeletplugin.DRAPlugin
+// (nodeState.Unprepare).
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	return d.state.Unprepare(ctx, claims), nil
+}
+
+// CleanupStaleClaims unprepares claims whose ResourceClaim is gone
+// (nodeState.UnprepareStale).
+func (d *Driver) CleanupStaleClaims(ctx context.Context) error {
+	return d.state.UnprepareStale(ctx, d.claims)
 }
 
 // HandleError implements kubeletplugin.DRAPlugin: background errors (slice

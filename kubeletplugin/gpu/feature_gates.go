@@ -51,9 +51,9 @@ func sharingGate(strategy apiv1beta1.SharingStrategy) string {
 }
 
 // checkSharingGate refuses a sharing strategy whose gate is off on this node.
-func (d *Driver) checkSharingGate(strategy apiv1beta1.SharingStrategy) error {
+func (s *nodeState) checkSharingGate(strategy apiv1beta1.SharingStrategy) error {
 	gate := sharingGate(strategy)
-	if gate == "" || d.cfg.Gates.Enabled(gate) {
+	if gate == "" || s.cfg.Gates.Enabled(gate) {
 		return nil
 	}
 	return fmt.Errorf("sharing.strategy %s needs the feature gate %s, which is off on this node (the plugin's --feature-gates, chart value featureGates.%s)", strategy, gate, gate)

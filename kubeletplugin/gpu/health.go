@@ -80,24 +80,24 @@ func (d *Driver) healthReport() kubeletplugin.DeviceHealthReport {
 }
 
 // updateDeviceMetrics sets the devices gauge from the state now.
-func (d *Driver) updateDeviceMetrics() {
-	inv, claims := d.state.snapshot()
-	d.metrics.setDeviceStates(d.deviceStates(inv, claims))
+func (s *nodeState) updateDeviceMetrics() {
+	inv, claims := s.snapshot()
+	s.metrics.setDeviceStates(s.deviceStates(inv, claims))
 }
 
 // updateDeviceMetricsLocked is updateDeviceMetrics for callers that hold
 // d.state.mu.
-func (d *Driver) updateDeviceMetricsLocked() {
-	d.metrics.setDeviceStates(d.deviceStates(d.state.inventory, d.state.ledger.Claims()))
+func (s *nodeState) updateDeviceMetricsLocked() {
+	s.metrics.setDeviceStates(s.deviceStates(s.inventory, s.ledger.Claims()))
 }
 
 // deviceStates counts published devices as free, prepared or unhealthy
 // (unhealthy wins).
-func (d *Driver) deviceStates(inv Inventory, claims map[string]checkpoint.ClaimState) map[string]int {
-	unhealthy := unhealthyDevices(d.health.taints(inv, createdMigInstances(claims)))
+func (s *nodeState) deviceStates(inv Inventory, claims map[string]checkpoint.ClaimState) map[string]int {
+	unhealthy := unhealthyDevices(s.health.taints(inv, createdMigInstances(claims)))
 	prepared := preparedDeviceNames(claims)
 	out := map[string]int{}
-	for _, name := range publishedDeviceNames(inv, d.cfg.PartitionableMIG) {
+	for _, name := range publishedDeviceNames(inv, s.cfg.PartitionableMIG) {
 		switch {
 		case unhealthy[name]:
 			out[stateUnhealthy]++
@@ -127,7 +127,7 @@ func (d *Driver) RediscoverLostGPUs(ctx context.Context) error {
 	}
 	d.state.mu.Lock()
 	d.state.inventory = inv
-	d.updateDeviceMetricsLocked()
+	d.state.updateDeviceMetricsLocked()
 	d.state.mu.Unlock()
 	klog.FromContext(ctx).Info("Lost GPUs are back", "gpus", len(inv.GPUs), "stillLost", len(inv.LostGPUs))
 	return d.Publish(ctx)

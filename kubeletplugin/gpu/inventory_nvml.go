@@ -112,9 +112,9 @@ func inventoryFromNode(node *nvml.NodeInfo, clique string, pcieRoot func(string)
 }
 
 // deviceByUUID returns the NVML handle of a GPU or MIG device.
-func (d *Driver) deviceByUUID(uuid string) (nvml.Device, error) {
-	dev, r := d.nvml.DeviceGetHandleByUUID(uuid)
-	if err := nvml.ReturnError(d.nvml, "get GPU "+uuid, r); err != nil {
+func (s *nodeState) deviceByUUID(uuid string) (nvml.Device, error) {
+	dev, r := s.nvml.DeviceGetHandleByUUID(uuid)
+	if err := nvml.ReturnError(s.nvml, "get GPU "+uuid, r); err != nil {
 		return nil, err
 	}
 	return dev, nil

@@ -73,30 +73,31 @@ type partitionRef struct {
 	placement MigPlacement
 }
 
-// PrepareResourceClaims implements kubeletplugin.DRAPlugin.
-func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
-	d.state.mu.Lock()
-	defer d.state.mu.Unlock()
+// Prepare prepares the claims under the state's lock, observes each in the
+// metrics, and then brings the usage ledger and the devices gauge in step.
+func (s *nodeState) Prepare(ctx context.Context, claims []*resourceapi.ResourceClaim) map[types.UID]kubeletplugin.PrepareResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
 	for _, claim := range claims {
-		start := d.clock.Now()
-		devices, err := d.prepareClaim(ctx, claim)
-		d.metrics.observePrepare(d.clock.Since(start), err)
+		start := s.clock.Now()
+		devices, err := s.prepareClaim(ctx, claim)
+		s.metrics.observePrepare(s.clock.Since(start), err)
 		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
 	}
-	d.syncUsageLocked(ctx)
-	d.updateDeviceMetricsLocked()
-	return out, nil
+	s.syncUsageLocked(ctx)
+	s.updateDeviceMetricsLocked()
+	return out
 }
 
-func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
 	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
 	ctx = klog.NewContext(ctx, logger)
 	uid := string(claim.UID)
-	if prev, ok := d.state.ledger.Claims()[uid]; ok {
+	if prev, ok := s.ledger.Claims()[uid]; ok {
 		if prev.Status == checkpoint.PrepareCompleted {
 			logger.V(2).Info("Claim already prepared, returning the stored result")
-			if err := d.reopenUsageLocked(uid, prev); err != nil {
+			if err := s.reopenUsageLocked(uid, prev); err != nil {
 				return nil, &prepareError{reason: reasonCheckpoint, err: err}
 			}
 			return draplugin.PreparedDevices(prev), nil
@@ -104,14 +105,14 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 		// A crash interrupted an earlier prepare: undo what it may have done,
 		// then prepare from scratch.
 		logger.Info("Rolling back an interrupted prepare", "devices", len(prev.Devices))
-		if err := d.undoClaim(ctx, uid, prev); err != nil {
+		if err := s.undoClaim(ctx, uid, prev); err != nil {
 			return nil, &prepareError{reason: reasonRollback, err: fmt.Errorf("roll back interrupted prepare of claim %s: %w", uid, err)}
 		}
 	}
 	if claim.Status.Allocation == nil {
 		return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("claim %s is not allocated", uid)}
 	}
-	devices, err := d.planDevices(claim)
+	devices, err := s.planDevices(claim)
 	if err != nil {
 		return nil, err
 	}
@@ -122,46 +123,46 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	// Record the intent before any side effect.
 	state := checkpoint.ClaimState{Namespace: claim.Namespace, Name: claim.Name, Status: checkpoint.PrepareStarted}
 	for _, p := range devices {
-		state.Devices = append(state.Devices, checkpointDevice(d.poolName(), p, nil))
+		state.Devices = append(state.Devices, checkpointDevice(s.poolName(), p, nil))
 	}
-	if err := d.state.ledger.SaveClaim(uid, state); err != nil {
+	if err := s.ledger.SaveClaim(uid, state); err != nil {
 		return nil, &prepareError{reason: reasonCheckpoint, err: err}
 	}
-	d.crash.At("prepare-started")
+	s.crash.At("prepare-started")
 
-	if err := d.applyDevices(ctx, uid, &state, devices); err != nil {
+	if err := s.applyDevices(ctx, uid, &state, devices); err != nil {
 		logger.Error(err, "Prepare failed, rolling back")
-		if rbErr := d.undoClaim(ctx, uid, state); rbErr != nil {
+		if rbErr := s.undoClaim(ctx, uid, state); rbErr != nil {
 			logger.Error(rbErr, "Rollback failed; the claim stays recorded as started and is retried")
 		}
 		return nil, err
 	}
-	d.crash.At("devices-applied")
+	s.crash.At("devices-applied")
 
-	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(d.hostDevices, d.driverFiles)}
+	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(s.hostDevices, s.driverFiles)}
 	for _, p := range devices {
-		dev, err := deviceEdits(d.hostDevices, p)
+		dev, err := deviceEdits(s.hostDevices, p)
 		if err != nil {
-			_ = d.undoClaim(ctx, uid, state)
+			_ = s.undoClaim(ctx, uid, state)
 			return nil, &prepareError{reason: reasonCDI, err: err}
 		}
 		spec.Devices = append(spec.Devices, dev)
 	}
-	ids, err := d.cdi.Write(spec)
+	ids, err := s.cdi.Write(spec)
 	if err != nil {
-		_ = d.undoClaim(ctx, uid, state)
+		_ = s.undoClaim(ctx, uid, state)
 		return nil, &prepareError{reason: reasonCDI, err: err}
 	}
-	d.crash.At("cdi-written")
+	s.crash.At("cdi-written")
 
 	state.Status = checkpoint.PrepareCompleted
-	state.PreparedAt = d.clock.Now()
+	state.PreparedAt = s.clock.Now()
 	state.Devices = nil
 	for _, p := range devices {
-		state.Devices = append(state.Devices, checkpointDevice(d.poolName(), p, []string{ids[p.Name]}))
+		state.Devices = append(state.Devices, checkpointDevice(s.poolName(), p, []string{ids[p.Name]}))
 	}
-	if err := d.state.ledger.SaveClaim(uid, state); err != nil {
-		_ = d.undoClaim(ctx, uid, state)
+	if err := s.ledger.SaveClaim(uid, state); err != nil {
+		_ = s.undoClaim(ctx, uid, state)
 		return nil, &prepareError{reason: reasonCheckpoint, err: err}
 	}
 	logger.V(2).Info("Prepared claim", "devices", len(devices))
@@ -175,16 +176,16 @@ func checkpointDevice(pool string, p preparedDevice, cdiIDs []string) checkpoint
 
 // planDevices checks the claim's allocation against the node and the
 // checkpoint and resolves every device's config, before anything changes.
-func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice, error) {
+func (s *nodeState) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice, error) {
 	alloc := claim.Status.Allocation.Devices
 	var devices []preparedDevice
 	index := map[string]int{}
 	for _, r := range alloc.Results {
-		if r.Driver != d.cfg.DriverName {
+		if r.Driver != s.cfg.DriverName {
 			continue
 		}
-		if r.Pool != d.poolName() {
-			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s is in pool %q, this node's pool is %q", r.Device, r.Pool, d.poolName())}
+		if r.Pool != s.poolName() {
+			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s is in pool %q, this node's pool is %q", r.Device, r.Pool, s.poolName())}
 		}
 		if i, dup := index[r.Device]; dup {
 			// The same device for two requests of one claim (admin access):
@@ -193,10 +194,10 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 			continue
 		}
 		admin := r.AdminAccess != nil && *r.AdminAccess
-		if owner, taken := d.state.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID)); taken && !admin {
+		if owner, taken := s.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID)); taken && !admin {
 			return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s is already prepared for claim %s", r.Device, owner)}
 		}
-		p, err := d.planDevice(r.Device)
+		p, err := s.planDevice(r.Device)
 		if err != nil {
 			return nil, &prepareError{reason: reasonInvalid, err: err}
 		}
@@ -207,12 +208,12 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 		if p.partition != nil {
 			// Two partitions of one GPU whose memory slices overlap cannot
 			// both exist.
-			if other, ok := d.overlappingPartition(p, string(claim.UID), devices); ok {
+			if other, ok := s.overlappingPartition(p, string(claim.UID), devices); ok {
 				return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s overlaps %s, which is prepared", r.Device, other)}
 			}
 		}
 		p.Requests = []string{r.Request}
-		cfg, err := draplugin.ResolveOpaqueConfig(d.cfg.DriverName, alloc.Config, r, p.Data.Type, defaultConfig)
+		cfg, err := draplugin.ResolveOpaqueConfig(s.cfg.DriverName, alloc.Config, r, p.Data.Type, defaultConfig)
 		if err != nil {
 			return nil, &prepareError{reason: reasonConfig, err: err}
 		}
@@ -221,20 +222,20 @@ func (d *Driver) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDevice
 			cfg, _ = apiv1beta1.DefaultConfig(p.Data.Type)
 		}
 		p.config = cfg
-		d.planUsage(claim, r.Request, &p)
+		s.planUsage(claim, r.Request, &p)
 		index[r.Device] = len(devices)
 		devices = append(devices, p)
 	}
-	if err := d.planSharing(devices); err != nil {
+	if err := s.planSharing(devices); err != nil {
 		return nil, &prepareError{reason: reasonConfig, err: err}
 	}
 	return devices, nil
 }
 
 // planDevice maps a published device name to what prepare must do.
-func (d *Driver) planDevice(name string) (preparedDevice, error) {
-	for _, g := range d.state.inventory.GPUs {
-		partitionable := d.cfg.PartitionableMIG && isPartitionable(g)
+func (s *nodeState) planDevice(name string) (preparedDevice, error) {
+	for _, g := range s.inventory.GPUs {
+		partitionable := s.cfg.PartitionableMIG && isPartitionable(g)
 		if gpuDeviceName(g.Minor) == name && (!g.MigEnabled || partitionable) {
 			return preparedDevice{Name: name, ParentMinor: g.Minor, Data: deviceData{Type: deviceTypeGpu, UUID: g.UUID, ParentUUID: g.UUID}}, nil
 		}
@@ -247,8 +248,8 @@ func (d *Driver) planDevice(name string) (preparedDevice, error) {
 			}
 		}
 	}
-	if d.cfg.PartitionableMIG {
-		if g, p, pl, ok := findPartition(d.state.inventory, name); ok {
+	if s.cfg.PartitionableMIG {
+		if g, p, pl, ok := findPartition(s.inventory, name); ok {
 			return preparedDevice{
 				Name: name, ParentMinor: g.Minor,
 				Data:      deviceData{Type: deviceTypeMig, ParentUUID: g.UUID, CreatedMig: true},
@@ -261,14 +262,14 @@ func (d *Driver) planDevice(name string) (preparedDevice, error) {
 
 // overlappingPartition reports a prepared device on the same GPU whose memory
 // slices intersect p's (the full GPU intersects everything).
-func (d *Driver) overlappingPartition(p preparedDevice, claimUID string, pending []preparedDevice) (string, bool) {
+func (s *nodeState) overlappingPartition(p preparedDevice, claimUID string, pending []preparedDevice) (string, bool) {
 	span := func(name string) (string, int, int, bool) {
-		for _, g := range d.state.inventory.GPUs {
+		for _, g := range s.inventory.GPUs {
 			if gpuDeviceName(g.Minor) == name {
 				return g.UUID, 0, g.MemorySlices(), true
 			}
 		}
-		if g, _, pl, ok := findPartition(d.state.inventory, name); ok {
+		if g, _, pl, ok := findPartition(s.inventory, name); ok {
 			return g.UUID, pl.Start, pl.Start + pl.Size, true
 		}
 		return "", 0, 0, false
@@ -278,7 +279,7 @@ func (d *Driver) overlappingPartition(p preparedDevice, claimUID string, pending
 		u, s, e, ok := span(name)
 		return ok && u == pu && s < pe && ps < e
 	}
-	for uid, cs := range d.state.ledger.Claims() {
+	for uid, cs := range s.ledger.Claims() {
 		if uid == claimUID {
 			continue
 		}
@@ -301,34 +302,34 @@ func (d *Driver) overlappingPartition(p preparedDevice, claimUID string, pending
 // sees it) and saved once at the end: a crash before that save leaves MIG
 // instances no claim records, which start-up destroys, and sharing settings,
 // which the next prepare of the device overwrites.
-func (d *Driver) applyDevices(ctx context.Context, uid string, state *checkpoint.ClaimState, devices []preparedDevice) error {
+func (s *nodeState) applyDevices(ctx context.Context, uid string, state *checkpoint.ClaimState, devices []preparedDevice) error {
 	changed := false
 	for i := range devices {
 		p := &devices[i]
 		if p.partition == nil {
 			continue
 		}
-		parent, err := d.deviceByUUID(p.Data.ParentUUID)
+		parent, err := s.deviceByUUID(p.Data.ParentUUID)
 		if err != nil {
 			return &prepareError{reason: reasonNVML, err: err}
 		}
-		inst, err := createMigInstance(d.nvml, parent, p.partition.profile, p.partition.placement)
+		inst, err := createMigInstance(s.nvml, parent, p.partition.profile, p.partition.placement)
 		if err != nil {
 			return &prepareError{reason: reasonNVML, err: fmt.Errorf("device %s: %w", p.Name, err)}
 		}
 		p.Data.GIID, p.Data.CIID, p.Data.UUID = inst.GIID, inst.CIID, inst.UUID
-		state.Devices[i] = checkpointDevice(d.poolName(), *p, nil)
+		state.Devices[i] = checkpointDevice(s.poolName(), *p, nil)
 		changed = true
-		d.crash.At("mig-created-unrecorded")
+		s.crash.At("mig-created-unrecorded")
 	}
-	sharingErr := d.applySharing(ctx, devices)
+	sharingErr := s.applySharing(ctx, devices)
 	// Record what sharing changed even when it failed part-way, so the
 	// rollback resets it.
 	for i := range devices {
 		if devices[i].Data.TimeSliceSet || devices[i].Data.ExclusiveProcess {
 			changed = true
 		}
-		state.Devices[i] = checkpointDevice(d.poolName(), devices[i], nil)
+		state.Devices[i] = checkpointDevice(s.poolName(), devices[i], nil)
 	}
 	if sharingErr != nil {
 		return &prepareError{reason: reasonSharing, err: sharingErr}
@@ -336,9 +337,9 @@ func (d *Driver) applyDevices(ctx context.Context, uid string, state *checkpoint
 	if !changed {
 		return nil
 	}
-	if err := d.state.ledger.SaveClaim(uid, *state); err != nil {
+	if err := s.ledger.SaveClaim(uid, *state); err != nil {
 		return &prepareError{reason: reasonCheckpoint, err: err}
 	}
-	d.crash.At("mig-created")
+	s.crash.At("mig-created")
 	return nil
 }

@@ -271,7 +271,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 			d := e.mustDriver()
 			gpu2 := gpuUUIDOf(t, d, 2)
 			claim := fourSmallPartitions(t, d)
-			d.crash = func(p string) bool { return p == point }
+			d.state.crash = func(p string) bool { return p == point }
 			func() {
 				defer func() {
 					if r := recover(); r != draplugin.ErrSimulatedCrash { //nolint:errorlint // recover returns the panic value itself, never wrapped

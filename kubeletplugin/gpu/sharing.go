@@ -64,12 +64,12 @@ func claimUUIDs(devices []preparedDevice) []string {
 // next checkpoint write still knows to reset the GPU (on unprepare, or the
 // rollback of a retried prepare), so the next tenant never inherits it.
 // Resetting a setting that was not changed yet is harmless.
-func (d *Driver) planSharing(devices []preparedDevice) error {
+func (s *nodeState) planSharing(devices []preparedDevice) error {
 	uuids := claimUUIDs(devices)
 	for i := range devices {
 		p := &devices[i]
 		strategy, _, mps := sharingOf(p.config)
-		if err := d.checkSharingGate(strategy); err != nil {
+		if err := s.checkSharingGate(strategy); err != nil {
 			return fmt.Errorf("device %s: %w", p.Name, err)
 		}
 		switch {
@@ -116,7 +116,7 @@ func mpsEnv(mps *apiv1beta1.MpsConfig, uuids []string) ([]string, error) {
 // exclusive-process compute mode (MPS on a full GPU) through NVML and the MPS
 // client limits through CDI environment variables. planSharing has already
 // marked the NVML changes in the device's data, so unprepare can reset them.
-func (d *Driver) applySharing(ctx context.Context, devices []preparedDevice) error {
+func (s *nodeState) applySharing(ctx context.Context, devices []preparedDevice) error {
 	logger := klog.FromContext(ctx)
 	uuids := claimUUIDs(devices)
 	for i := range devices {
@@ -135,25 +135,25 @@ func (d *Driver) applySharing(ctx context.Context, devices []preparedDevice) err
 			if err != nil {
 				return fmt.Errorf("device %s: %w", p.Name, err)
 			}
-			dev, err := d.deviceByUUID(p.Data.UUID)
+			dev, err := s.deviceByUUID(p.Data.UUID)
 			if err != nil {
 				return err
 			}
-			if err := nvmlErr(d.nvml, fmt.Sprintf("device %s: set time slice %s", p.Name, interval), dev.SetTimeSlice(nvml.TimeSlice(n))); err != nil {
+			if err := nvmlErr(s.nvml, fmt.Sprintf("device %s: set time slice %s", p.Name, interval), dev.SetTimeSlice(nvml.TimeSlice(n))); err != nil {
 				return err
 			}
-			d.crash.At("sharing-applied")
+			s.crash.At("sharing-applied")
 			logger.V(2).Info("Set time slice", "device", p.Name, "interval", interval)
 		case apiv1beta1.MpsStrategy:
 			if p.Data.Type == deviceTypeGpu {
-				dev, err := d.deviceByUUID(p.Data.UUID)
+				dev, err := s.deviceByUUID(p.Data.UUID)
 				if err != nil {
 					return err
 				}
-				if err := nvmlErr(d.nvml, fmt.Sprintf("device %s: set compute mode exclusive-process", p.Name), dev.SetComputeMode(nvml.COMPUTEMODE_EXCLUSIVE_PROCESS)); err != nil {
+				if err := nvmlErr(s.nvml, fmt.Sprintf("device %s: set compute mode exclusive-process", p.Name), dev.SetComputeMode(nvml.COMPUTEMODE_EXCLUSIVE_PROCESS)); err != nil {
 					return err
 				}
-				d.crash.At("sharing-applied")
+				s.crash.At("sharing-applied")
 			}
 			env, err := mpsEnv(mps, uuids)
 			if err != nil {
@@ -167,21 +167,21 @@ func (d *Driver) applySharing(ctx context.Context, devices []preparedDevice) err
 }
 
 // undoSharing resets what applySharing changed on a device.
-func (d *Driver) undoSharing(data deviceData) error {
+func (s *nodeState) undoSharing(data deviceData) error {
 	if !data.TimeSliceSet && !data.ExclusiveProcess {
 		return nil
 	}
-	dev, err := d.deviceByUUID(data.UUID)
+	dev, err := s.deviceByUUID(data.UUID)
 	if err != nil {
 		return err
 	}
 	if data.TimeSliceSet {
-		if err := nvmlErr(d.nvml, "reset time slice", dev.SetTimeSlice(nvml.TimeSliceDefault)); err != nil {
+		if err := nvmlErr(s.nvml, "reset time slice", dev.SetTimeSlice(nvml.TimeSliceDefault)); err != nil {
 			return err
 		}
 	}
 	if data.ExclusiveProcess {
-		if err := nvmlErr(d.nvml, "reset compute mode", dev.SetComputeMode(nvml.COMPUTEMODE_DEFAULT)); err != nil {
+		if err := nvmlErr(s.nvml, "reset compute mode", dev.SetComputeMode(nvml.COMPUTEMODE_DEFAULT)); err != nil {
 			return err
 		}
 	}

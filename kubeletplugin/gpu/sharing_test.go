@@ -89,7 +89,7 @@ func TestASharingChangeInterruptedByACrashIsUndone(t *testing.T) {
 			e := newTestNodeEnv(t, "hgx-h100-8")
 			d := e.mustDriver()
 			claim := makeClaim("c", "uid-c").device("gpu", fmt.Sprintf("gpu-%d", tc.gpu)).config(resourceapi.AllocationConfigSourceClaim, tc.config).obj()
-			d.crash = func(p string) bool { return p == "sharing-applied" }
+			d.state.crash = func(p string) bool { return p == "sharing-applied" }
 			func() {
 				defer func() {
 					if r := recover(); r != draplugin.ErrSimulatedCrash { //nolint:errorlint // recover returns the panic value itself

@@ -21,13 +21,14 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
-// CleanupStaleClaims unprepares claims whose ResourceClaim no longer exists
-// (or was recreated under the same name with a new UID): the kubelet will
-// never ask to unprepare them, and their devices would stay blocked.
-func (d *Driver) CleanupStaleClaims(ctx context.Context) error {
-	return draplugin.CleanupStaleClaims(ctx, d.claims, &d.state.mu, d.state.ledger, func(ctx context.Context, uid string, cs checkpoint.ClaimState) error {
-		defer d.updateDeviceMetricsLocked()
-		defer d.syncUsageLocked(ctx)
-		return d.undoClaim(ctx, uid, cs)
+// UnprepareStale unprepares claims whose ResourceClaim no longer exists (or
+// was recreated under the same name with a new UID): the kubelet will never
+// ask to unprepare them, and their devices would stay blocked. A nil getter
+// does nothing.
+func (s *nodeState) UnprepareStale(ctx context.Context, claims draplugin.ClaimGetter) error {
+	return draplugin.CleanupStaleClaims(ctx, claims, &s.mu, s.ledger, func(ctx context.Context, uid string, cs checkpoint.ClaimState) error {
+		defer s.updateDeviceMetricsLocked()
+		defer s.syncUsageLocked(ctx)
+		return s.undoClaim(ctx, uid, cs)
 	})
 }

@@ -28,13 +28,13 @@ import (
 // removeUnknownMigInstances destroys, on every partitionable GPU, the MIG
 // instances that no recorded claim created (a crash between creating one and
 // recording it), and re-reads the inventory if it destroyed any. It runs at
-// start, before the driver is shared.
-func (d *Driver) removeUnknownMigInstances(ctx context.Context) error {
-	if !d.cfg.PartitionableMIG {
+// start, before the state is shared.
+func (s *nodeState) removeUnknownMigInstances(ctx context.Context) error {
+	if !s.cfg.PartitionableMIG {
 		return nil
 	}
 	keep := map[string]map[int]bool{}
-	for parent, gis := range createdMigInstances(d.state.ledger.Claims()) {
+	for parent, gis := range createdMigInstances(s.ledger.Claims()) {
 		keep[parent] = map[int]bool{}
 		for _, gi := range gis {
 			keep[parent][gi] = true
@@ -42,16 +42,16 @@ func (d *Driver) removeUnknownMigInstances(ctx context.Context) error {
 	}
 	var errs []error
 	changed := false
-	for _, g := range d.state.inventory.GPUs {
+	for _, g := range s.inventory.GPUs {
 		if !isPartitionable(g) {
 			continue
 		}
-		parent, err := d.deviceByUUID(g.UUID)
+		parent, err := s.deviceByUUID(g.UUID)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		n, err := destroyUnknownMigInstances(d.nvml, parent, g.MigProfiles, keep[g.UUID])
+		n, err := destroyUnknownMigInstances(s.nvml, parent, g.MigProfiles, keep[g.UUID])
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -61,30 +61,30 @@ func (d *Driver) removeUnknownMigInstances(ctx context.Context) error {
 		}
 	}
 	if changed {
-		inv, err := DiscoverInventory(ctx, d.nvml, d.cfg.HostRoot)
+		inv, err := DiscoverInventory(ctx, s.nvml, s.cfg.HostRoot)
 		if err != nil {
 			return err
 		}
-		d.state.inventory = inv
+		s.inventory = inv
 	}
 	return errors.Join(errs...)
 }
 
 // removeOrphanCDISpecs deletes CDI specs of claims the checkpoint does not
 // know (for example after a reboot discarded the state). It runs at start,
-// before the driver is shared.
-func (d *Driver) removeOrphanCDISpecs(ctx context.Context) error {
-	uids, err := d.cdi.ClaimUIDs()
+// before the state is shared.
+func (s *nodeState) removeOrphanCDISpecs(ctx context.Context) error {
+	uids, err := s.cdi.ClaimUIDs()
 	if err != nil {
 		return err
 	}
-	claims := d.state.ledger.Claims()
+	claims := s.ledger.Claims()
 	for _, uid := range uids {
 		if _, ok := claims[uid]; ok {
 			continue
 		}
 		klog.FromContext(ctx).Info("Removing CDI spec of an unknown claim", "claimUID", uid)
-		if err := d.cdi.Delete(uid); err != nil {
+		if err := s.cdi.Delete(uid); err != nil {
 			return err
 		}
 	}
@@ -98,10 +98,10 @@ func (d *Driver) removeOrphanCDISpecs(ctx context.Context) error {
 // shared: the next tenant of the GPU would otherwise get one process at a time, or another's time slice. The
 // time slice has no NVML getter, so it is set to the default on every such GPU; a failure to do so (no
 // nvidia-smi, a GPU without time slices) is logged and does not stop the plugin.
-func (d *Driver) resetUnheldSharing(ctx context.Context) error {
+func (s *nodeState) resetUnheldSharing(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	exclusive, timeSliced := map[string]bool{}, map[string]bool{}
-	for _, cs := range d.state.ledger.Claims() {
+	for _, cs := range s.ledger.Claims() {
 		for _, dev := range cs.Devices {
 			var data deviceData
 			if json.Unmarshal(dev.Data, &data) != nil {
@@ -112,17 +112,17 @@ func (d *Driver) resetUnheldSharing(ctx context.Context) error {
 		}
 	}
 	var errs []error
-	for _, g := range d.state.inventory.GPUs {
+	for _, g := range s.inventory.GPUs {
 		if g.MigEnabled || (exclusive[g.UUID] && timeSliced[g.UUID]) {
 			continue
 		}
-		dev, err := d.deviceByUUID(g.UUID)
+		dev, err := s.deviceByUUID(g.UUID)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if !timeSliced[g.UUID] {
-			if err := nvmlErr(d.nvml, "reset the time slice of a GPU no claim holds", dev.SetTimeSlice(nvml.TimeSliceDefault)); err != nil {
+			if err := nvmlErr(s.nvml, "reset the time slice of a GPU no claim holds", dev.SetTimeSlice(nvml.TimeSliceDefault)); err != nil {
 				logger.Error(err, "Could not reset the time slice of a GPU no claim holds; a tenant may inherit a time slice set outside the plugin", "gpu", g.UUID)
 			}
 		}
@@ -133,7 +133,7 @@ func (d *Driver) resetUnheldSharing(ctx context.Context) error {
 		if r != nvml.SUCCESS || mode != nvml.COMPUTEMODE_EXCLUSIVE_PROCESS {
 			continue
 		}
-		if err := nvmlErr(d.nvml, "reset compute mode of a GPU no claim holds", dev.SetComputeMode(nvml.COMPUTEMODE_DEFAULT)); err != nil {
+		if err := nvmlErr(s.nvml, "reset compute mode of a GPU no claim holds", dev.SetComputeMode(nvml.COMPUTEMODE_DEFAULT)); err != nil {
 			errs = append(errs, fmt.Errorf("gpu %s: %w", g.UUID, err))
 			continue
 		}

@@ -15,20 +15,95 @@
 package gpu
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 
+	"k8s.io/utils/clock"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
 
 // nodeState is what the plugin knows of its node, under one lock: the devices
-// it discovered and the claims its checkpoint records. Prepare, unprepare and
-// the stale-claim cleanup hold the lock for their whole run, so they see and
-// change both together.
+// it discovered and the claims its checkpoint records, with what preparing a
+// claim changes (NVML settings and MIG instances, CDI specs, the usage ledger,
+// the devices gauge). Prepare, Unprepare and UnprepareStale are its behaviour
+// (prepare.go, unprepare.go, stale_claims.go); they hold the lock for their
+// whole run, so they see and change devices and claims together. The Driver
+// only adapts the kubelet's calls to it.
 type nodeState struct {
+	cfg         Config
+	nvml        nvml.Interface
+	cdi         *cdi.Writer
+	hostDevices hostDevices
+	driverFiles driverroot.Files
+	// health gives the taints the devices gauge counts as unhealthy.
+	health  *healthMonitor
+	metrics *Metrics
+	usage   *usage.Ledger
+	clock   clock.WithTicker
+	crash   draplugin.CrashHook
+
+	// mu guards ledger and inventory.
 	mu        sync.Mutex
 	ledger    *checkpoint.Ledger
 	inventory Inventory
+}
+
+// newNodeState loads the checkpoint (discarding state of an earlier boot),
+// discovers the node's devices and the driver's files, and removes MIG
+// instances, CDI specs and sharing settings that no recorded claim owns.
+func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMonitor) (*nodeState, error) {
+	s := &nodeState{
+		cfg: cfg, nvml: deps.NVML, cdi: deps.CDI, health: health,
+		metrics: deps.Metrics, usage: deps.Usage, clock: deps.Clock,
+	}
+	var err error
+	if s.ledger, err = checkpoint.OpenLedger(ctx, deps.Checkpoint); err != nil {
+		return nil, err
+	}
+	if s.hostDevices, err = readHostDevices(hostroot.New(cfg.HostRoot)); err != nil {
+		return nil, err
+	}
+	if s.driverFiles, err = discoverDriverFiles(ctx, cfg); err != nil {
+		return nil, err
+	}
+	if s.inventory, err = DiscoverInventory(ctx, s.nvml, cfg.HostRoot); err != nil {
+		return nil, err
+	}
+	if err := s.removeUnknownMigInstances(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.removeOrphanCDISpecs(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.resetUnheldSharing(ctx); err != nil {
+		return nil, err
+	}
+	// Claims prepared before a crash that hit before their usage was
+	// recorded, and intervals of claims forgotten since.
+	s.syncUsageLocked(ctx)
+	s.compactUsage(ctx)
+	s.updateDeviceMetrics()
+	return s, nil
+}
+
+// poolName is the node's pool.
+func (s *nodeState) poolName() string { return s.cfg.NodeName }
+
+// syncUsage brings the usage ledger in step with the recorded claims and
+// drops closed intervals older than the retention.
+func (s *nodeState) syncUsage(ctx context.Context) {
+	s.mu.Lock()
+	s.syncUsageLocked(ctx)
+	s.mu.Unlock()
+	s.compactUsage(ctx)
 }
 
 // snapshot returns the inventory and the recorded claims as they are now.

@@ -28,34 +28,36 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
-// UnprepareResourceClaims implements kubeletplugin.DRAPlugin. A claim that is
-// not prepared is not an error (the kubelet may repeat the call).
-func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
-	d.state.mu.Lock()
-	defer d.state.mu.Unlock()
+// Unprepare unprepares the claims under the state's lock, observes each in
+// the metrics, and then brings the usage ledger and the devices gauge in step.
+// A claim that is not prepared is not an error (the kubelet may repeat the
+// call).
+func (s *nodeState) Unprepare(ctx context.Context, claims []kubeletplugin.NamespacedObject) map[types.UID]error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := make(map[types.UID]error, len(claims))
 	for _, c := range claims {
-		start := d.clock.Now()
-		err := d.unprepareClaim(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("claim", c.NamespacedName, "claimUID", c.UID)), string(c.UID))
-		d.metrics.observeUnprepare(d.clock.Since(start), err)
+		start := s.clock.Now()
+		err := s.unprepareClaim(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("claim", c.NamespacedName, "claimUID", c.UID)), string(c.UID))
+		s.metrics.observeUnprepare(s.clock.Since(start), err)
 		out[c.UID] = err
 	}
-	d.syncUsageLocked(ctx)
-	d.updateDeviceMetricsLocked()
-	return out, nil
+	s.syncUsageLocked(ctx)
+	s.updateDeviceMetricsLocked()
+	return out
 }
 
-func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
-	cs, ok := d.state.ledger.Claims()[uid]
+func (s *nodeState) unprepareClaim(ctx context.Context, uid string) error {
+	cs, ok := s.ledger.Claims()[uid]
 	if !ok {
 		// Nothing recorded; a spec may still exist if a crash hit between
 		// writing it and recording the claim.
-		if err := d.cdi.Delete(uid); err != nil {
+		if err := s.cdi.Delete(uid); err != nil {
 			return &prepareError{reason: reasonCDI, err: err}
 		}
 		return nil
 	}
-	if err := d.undoClaim(ctx, uid, cs); err != nil {
+	if err := s.undoClaim(ctx, uid, cs); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Unprepared claim", "devices", len(cs.Devices))
@@ -67,9 +69,9 @@ func (d *Driver) unprepareClaim(ctx context.Context, uid string) error {
 // claim stays recorded, so a retry does the rest. A GPU that fell off the bus
 // took its settings and instances with it: that is not an error, or the pod
 // holding it could never terminate.
-func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimState) error {
+func (s *nodeState) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimState) error {
 	logger := klog.FromContext(ctx)
-	d.endUsageLocked(ctx, uid, cs)
+	s.endUsageLocked(ctx, uid, cs)
 	var errs []error
 	for _, dev := range cs.Devices {
 		var data deviceData
@@ -79,31 +81,31 @@ func (d *Driver) undoClaim(ctx context.Context, uid string, cs checkpoint.ClaimS
 				continue
 			}
 		}
-		if err := d.undoSharing(data); err != nil && !lost(ctx, dev.Device, err) {
+		if err := s.undoSharing(data); err != nil && !lost(ctx, dev.Device, err) {
 			errs = append(errs, fmt.Errorf("device %s: %w", dev.Device, err))
 		}
-		d.crash.At("unprepare-sharing-undone")
+		s.crash.At("unprepare-sharing-undone")
 		if data.CreatedMig && data.UUID != "" {
-			parent, err := d.deviceByUUID(data.ParentUUID)
+			parent, err := s.deviceByUUID(data.ParentUUID)
 			if err == nil {
-				err = destroyMigInstance(d.nvml, parent, migInstance{GIID: data.GIID, CIID: data.CIID})
+				err = destroyMigInstance(s.nvml, parent, migInstance{GIID: data.GIID, CIID: data.CIID})
 			}
 			if err != nil && !lost(ctx, dev.Device, err) {
 				errs = append(errs, fmt.Errorf("device %s: %w", dev.Device, err))
 				continue
 			}
 			logger.V(2).Info("Destroyed MIG instance", "device", dev.Device, "gi", data.GIID, "ci", data.CIID)
-			d.crash.At("unprepare-mig-destroyed")
+			s.crash.At("unprepare-mig-destroyed")
 		}
 	}
-	if err := d.cdi.Delete(uid); err != nil {
+	if err := s.cdi.Delete(uid); err != nil {
 		errs = append(errs, err)
 	}
-	d.crash.At("unprepare-cdi-deleted")
+	s.crash.At("unprepare-cdi-deleted")
 	if len(errs) > 0 {
 		return &prepareError{reason: reasonNVML, err: errors.Join(errs...)}
 	}
-	if err := d.state.ledger.DeleteClaim(uid); err != nil {
+	if err := s.ledger.DeleteClaim(uid); err != nil {
 		return &prepareError{reason: reasonCheckpoint, err: err}
 	}
 	return nil

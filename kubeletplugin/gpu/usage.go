@@ -64,11 +64,11 @@ func requestClass(claim *resourceapi.ResourceClaim, request string) string {
 }
 
 // planUsage records the device's billing facts; p.config must be resolved.
-func (d *Driver) planUsage(claim *resourceapi.ResourceClaim, request string, p *preparedDevice) {
+func (s *nodeState) planUsage(claim *resourceapi.ResourceClaim, request string, p *preparedDevice) {
 	f := &usageFacts{Class: requestClass(claim, request)}
 	strategy, _, _ := sharingOf(p.config)
 	f.Sharing = string(strategy)
-	for _, g := range d.state.inventory.GPUs {
+	for _, g := range s.inventory.GPUs {
 		if g.UUID != p.Data.ParentUUID {
 			continue
 		}
@@ -115,13 +115,13 @@ func intervalOf(uid string, cs checkpoint.ClaimState) usage.IntervalKey {
 // and periodically) writes what is missing, and never a second start of an
 // interval the ledger holds, open or closed. Errors are logged: a claim is not
 // failed for metering, and the next sync retries.
-func (d *Driver) syncUsageLocked(ctx context.Context) {
-	if d.usage == nil {
+func (s *nodeState) syncUsageLocked(ctx context.Context) {
+	if s.usage == nil {
 		return
 	}
 	logger := klog.FromContext(ctx)
-	claims := d.state.ledger.Claims()
-	now := d.clock.Now()
+	claims := s.ledger.Claims()
+	now := s.clock.Now()
 	want := map[usage.IntervalKey]bool{}
 	var recs []usage.Record
 	for _, uid := range slices.Sorted(maps.Keys(claims)) {
@@ -132,21 +132,21 @@ func (d *Driver) syncUsageLocked(ctx context.Context) {
 		if cs.PreparedAt.IsZero() {
 			// Prepared by a plugin without a ledger: billed from now.
 			cs.PreparedAt = now
-			if err := d.state.ledger.SaveClaim(uid, cs); err != nil {
+			if err := s.ledger.SaveClaim(uid, cs); err != nil {
 				logger.Error(err, "Recording the usage start of a claim prepared before the usage ledger failed", "claimUID", uid)
 				continue
 			}
 		}
 		k := intervalOf(uid, cs)
 		want[k] = true
-		if open, closed := d.usage.Recorded(k); open || closed {
+		if open, closed := s.usage.Recorded(k); open || closed {
 			// Closed: the end was written and the unprepare it belongs to
 			// did not finish; the kubelet unprepares again.
 			continue
 		}
 		recs = append(recs, usage.Record{Kind: usage.KindStart, Time: k.Start, Start: k.Start, ClaimUID: uid, Namespace: cs.Namespace, Name: cs.Name, Devices: usageDevices(cs)})
 	}
-	for k := range d.usage.OpenIntervals() {
+	for k := range s.usage.OpenIntervals() {
 		if !want[k] {
 			recs = append(recs, usage.Record{Kind: usage.KindEnd, Time: now, Start: k.Start, ClaimUID: k.ClaimUID})
 		}
@@ -154,8 +154,8 @@ func (d *Driver) syncUsageLocked(ctx context.Context) {
 	if len(recs) == 0 {
 		return
 	}
-	d.crash.At("usage-pending")
-	if _, err := d.usage.Append(recs...); err != nil {
+	s.crash.At("usage-pending")
+	if _, err := s.usage.Append(recs...); err != nil {
 		logger.Error(err, "Writing the usage ledger failed; retrying at the next sync")
 	}
 }
@@ -163,47 +163,47 @@ func (d *Driver) syncUsageLocked(ctx context.Context) {
 // endUsageLocked closes a prepared claim's interval before its devices are
 // released. A crash after it leaves the claim recorded as prepared with its
 // interval closed, which no sync reopens.
-func (d *Driver) endUsageLocked(ctx context.Context, uid string, cs checkpoint.ClaimState) {
-	if d.usage == nil || cs.Status != checkpoint.PrepareCompleted || cs.PreparedAt.IsZero() {
+func (s *nodeState) endUsageLocked(ctx context.Context, uid string, cs checkpoint.ClaimState) {
+	if s.usage == nil || cs.Status != checkpoint.PrepareCompleted || cs.PreparedAt.IsZero() {
 		return
 	}
 	k := intervalOf(uid, cs)
-	if open, _ := d.usage.Recorded(k); !open {
+	if open, _ := s.usage.Recorded(k); !open {
 		return
 	}
-	if _, err := d.usage.Append(usage.Record{Kind: usage.KindEnd, Time: d.clock.Now(), Start: k.Start, ClaimUID: uid}); err != nil {
+	if _, err := s.usage.Append(usage.Record{Kind: usage.KindEnd, Time: s.clock.Now(), Start: k.Start, ClaimUID: uid}); err != nil {
 		// The sync after the claim is forgotten closes the interval.
 		klog.FromContext(ctx).Error(err, "Writing the end of a usage interval failed; retrying at the next sync", "claimUID", uid)
 		return
 	}
-	d.crash.At("unprepare-usage-ended")
+	s.crash.At("unprepare-usage-ended")
 }
 
 // reopenUsageLocked handles a claim the kubelet prepares again after its
 // interval was closed (an unprepare that did not finish): it is in use again
 // from now, a new interval.
-func (d *Driver) reopenUsageLocked(uid string, cs checkpoint.ClaimState) error {
-	if d.usage == nil || cs.PreparedAt.IsZero() {
+func (s *nodeState) reopenUsageLocked(uid string, cs checkpoint.ClaimState) error {
+	if s.usage == nil || cs.PreparedAt.IsZero() {
 		return nil
 	}
-	if _, closed := d.usage.Recorded(intervalOf(uid, cs)); !closed {
+	if _, closed := s.usage.Recorded(intervalOf(uid, cs)); !closed {
 		return nil
 	}
-	cs.PreparedAt = d.clock.Now()
-	return d.state.ledger.SaveClaim(uid, cs)
+	cs.PreparedAt = s.clock.Now()
+	return s.ledger.SaveClaim(uid, cs)
 }
 
 // compactUsage drops closed intervals older than the retention.
-func (d *Driver) compactUsage(ctx context.Context) {
-	if d.usage == nil {
+func (s *nodeState) compactUsage(ctx context.Context) {
+	if s.usage == nil {
 		return
 	}
-	n, err := d.usage.Compact(d.clock.Now().Add(-d.cfg.UsageRetention))
+	n, err := s.usage.Compact(s.clock.Now().Add(-s.cfg.UsageRetention))
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Compacting the usage ledger failed")
 		return
 	}
 	if n > 0 {
-		klog.FromContext(ctx).V(2).Info("Compacted the usage ledger", "droppedIntervals", n, "retention", d.cfg.UsageRetention)
+		klog.FromContext(ctx).V(2).Info("Compacted the usage ledger", "droppedIntervals", n, "retention", s.cfg.UsageRetention)
 	}
 }

@@ -62,9 +62,9 @@ func withClass(c *resourceapi.ResourceClaim, request, class string) *resourceapi
 
 // crashAt makes the driver panic at point (once) and reports whether it did.
 func crashAt(d *Driver, point string, call func()) (crashed bool) {
-	d.crash = func(p string) bool { return p == point }
+	d.state.crash = func(p string) bool { return p == point }
 	defer func() {
-		d.crash = nil
+		d.state.crash = nil
 		if r := recover(); r != nil {
 			err, ok := r.(error)
 			if !ok || !errors.Is(err, draplugin.ErrSimulatedCrash) {
