@@ -25,6 +25,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 // The crash harness kills the plugin (a panic at a crash point, as SIGKILL stops the process there; the
@@ -90,10 +91,10 @@ func harnessClaims(t *testing.T, rng *rand.Rand) (*testNodeEnv, []*resourceapi.R
 		e := newTestNodeEnv(t, "hgx-h100-8")
 		mps := `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`
 		return e, []*resourceapi.ResourceClaim{
-			makeClaim("excl", "uid-excl").device("gpu", "gpu-0").obj(),
-			makeClaim("ts", "uid-ts").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tsLong).obj(),
-			makeClaim("mps", "uid-mps").device("gpu", "gpu-2").config(resourceapi.AllocationConfigSourceClass, mps).obj(),
-			makeClaim("pair", "uid-pair").device("gpu", "gpu-3").device("gpu", "gpu-4").obj(),
+			utiltesting.MakeResourceClaim("excl", "default").UID("uid-excl").Device("gpu", testDriver, testNode, "gpu-0").Obj(),
+			utiltesting.MakeResourceClaim("ts", "default").UID("uid-ts").Device("gpu", testDriver, testNode, "gpu-1").Config(resourceapi.AllocationConfigSourceClaim, testDriver, tsLong).Obj(),
+			utiltesting.MakeResourceClaim("mps", "default").UID("uid-mps").Device("gpu", testDriver, testNode, "gpu-2").Config(resourceapi.AllocationConfigSourceClass, testDriver, mps).Obj(),
+			utiltesting.MakeResourceClaim("pair", "default").UID("uid-pair").Device("gpu", testDriver, testNode, "gpu-3").Device("gpu", testDriver, testNode, "gpu-4").Obj(),
 		}
 	}
 	e := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG())
@@ -110,8 +111,8 @@ func harnessClaims(t *testing.T, rng *rand.Rand) (*testNodeEnv, []*resourceapi.R
 		t.Fatalf("want 3 small partitions on GPU 3, got %v", small)
 	}
 	return e, []*resourceapi.ResourceClaim{
-		makeClaim("mig-a", "uid-mig-a").device("mig", small[0]).obj(),
-		makeClaim("mig-b", "uid-mig-b").device("mig", small[1]).device("mig", small[2]).obj(),
+		utiltesting.MakeResourceClaim("mig-a", "default").UID("uid-mig-a").Device("mig", testDriver, testNode, small[0]).Obj(),
+		utiltesting.MakeResourceClaim("mig-b", "default").UID("uid-mig-b").Device("mig", testDriver, testNode, small[1]).Device("mig", testDriver, testNode, small[2]).Obj(),
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 func TestDiscoverDriverFiles(t *testing.T) {
@@ -77,17 +78,19 @@ func TestDiscoverDriverFiles(t *testing.T) {
 func TestPreparedClaimsMountTheDriversFiles(t *testing.T) {
 	cases := map[string]struct {
 		profile string
-		claim   func(d *Driver) *claimBuilder
+		claim   func(d *Driver) *utiltesting.ResourceClaimWrapper
 	}{
 		"a full GPU": {
 			profile: "hgx-h100-8",
-			claim:   func(*Driver) *claimBuilder { return makeClaim("train", "uid-g").device("gpu", "gpu-0") },
+			claim: func(*Driver) *utiltesting.ResourceClaimWrapper {
+				return utiltesting.MakeResourceClaim("train", "default").UID("uid-g").Device("gpu", testDriver, testNode, "gpu-0")
+			},
 		},
 		"a MIG device": {
 			profile: "a100-40gb-mig",
-			claim: func(d *Driver) *claimBuilder {
+			claim: func(d *Driver) *utiltesting.ResourceClaimWrapper {
 				mig := d.Inventory().GPUs[1].MigDevices[0]
-				return makeClaim("infer", "uid-m").device("mig", migDeviceName(1, mig.Profile, mig.GIProfileID, mig.Placement.Start))
+				return utiltesting.MakeResourceClaim("infer", "default").UID("uid-m").Device("mig", testDriver, testNode, migDeviceName(1, mig.Profile, mig.GIProfileID, mig.Placement.Start))
 			},
 		},
 	}
@@ -101,7 +104,7 @@ func TestPreparedClaimsMountTheDriversFiles(t *testing.T) {
 			d := e.mustDriver(func(c *Config, _ *Deps) {
 				c.DriverRoot, c.DriverRootHostPath, c.RequireDriverFiles = e.hostRoot, "/run/nvidia/driver", true
 			})
-			ids, err := prepareOne(t, d, tc.claim(d).obj())
+			ids, err := prepareOne(t, d, tc.claim(d).Obj())
 			if err != nil {
 				t.Fatal(err)
 			}

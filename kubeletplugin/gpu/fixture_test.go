@@ -27,12 +27,9 @@ import (
 	"github.com/go-logr/logr"
 
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
@@ -197,37 +194,6 @@ func (e *testNodeEnv) mustDriver(opts ...driverOption) *Driver {
 	}
 	return d
 }
-
-// claimBuilder builds an allocated ResourceClaim.
-type claimBuilder struct{ c *resourceapi.ResourceClaim }
-
-func makeClaim(name, uid string) *claimBuilder {
-	return &claimBuilder{c: &resourceapi.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)},
-		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{}},
-	}}
-}
-
-func (b *claimBuilder) device(request, device string) *claimBuilder {
-	b.c.Status.Allocation.Devices.Results = append(b.c.Status.Allocation.Devices.Results, resourceapi.DeviceRequestAllocationResult{
-		Request: request, Driver: testDriver, Pool: testNode, Device: device,
-	})
-	return b
-}
-
-// adminAccess marks the last added device as allocated with admin access.
-func (b *claimBuilder) adminAccess() *claimBuilder {
-	results := b.c.Status.Allocation.Devices.Results
-	results[len(results)-1].AdminAccess = ptr.To(true)
-	return b
-}
-
-func (b *claimBuilder) config(source resourceapi.AllocationConfigSource, params string, requests ...string) *claimBuilder {
-	b.c.Status.Allocation.Devices.Config = append(b.c.Status.Allocation.Devices.Config, opaque(source, testDriver, params, requests...))
-	return b
-}
-
-func (b *claimBuilder) obj() *resourceapi.ResourceClaim { return b.c }
 
 func testContext(t *testing.T) context.Context {
 	_, ctx := ktesting.NewTestContext(t)

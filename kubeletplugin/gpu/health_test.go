@@ -200,7 +200,7 @@ func TestMIGXidOnAPreparedPartition(t *testing.T) {
 	e := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG())
 	d := e.mustDriver()
 	watchHealth(t, d)
-	claim := fourSmallPartitions(t, d)
+	claim := fourSmallPartitions(t, d).Obj()
 	if _, err := prepareOne(t, d, claim); err != nil {
 		t.Fatal(err)
 	}

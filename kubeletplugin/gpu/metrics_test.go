@@ -19,16 +19,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 func TestMetrics(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	reg := prometheus.NewRegistry()
 	d := e.mustDriver(func(_ *Config, deps *Deps) { deps.Metrics = NewMetrics(reg) })
-	if _, err := prepareOne(t, d, makeClaim("a", "uid-a").device("gpu", "gpu-0").obj()); err != nil {
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("a", "default").UID("uid-a").Device("gpu", testDriver, testNode, "gpu-0").Obj()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := prepareOne(t, d, makeClaim("b", "uid-b").device("gpu", "gpu-0").obj()); err == nil {
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("b", "default").UID("uid-b").Device("gpu", testDriver, testNode, "gpu-0").Obj()); err == nil {
 		t.Fatal("conflict not detected")
 	}
 	unprepare(t, d, "uid-a")
@@ -44,7 +46,7 @@ func TestMetrics(t *testing.T) {
 	if got := metricValue(t, reg, "gpu_kubelet_plugin_devices", "state", stateFree); got != 8 {
 		t.Errorf("free devices = %v, want 8", got)
 	}
-	if _, err := prepareOne(t, d, makeClaim("c", "uid-c").device("gpu", "gpu-4").obj()); err != nil {
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("c", "default").UID("uid-c").Device("gpu", testDriver, testNode, "gpu-4").Obj()); err != nil {
 		t.Fatal(err)
 	}
 	if got := metricValue(t, reg, "gpu_kubelet_plugin_devices", "state", statePrepared); got != 1 {

@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
+
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 // BenchmarkPrepareUnprepare measures one Prepare plus one Unprepare of a
@@ -96,12 +98,12 @@ func BenchmarkPrepareUnprepare(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				uid := types.UID(fmt.Sprintf("claim-%d", i))
-				cb := makeClaim(string(uid), string(uid))
+				cb := utiltesting.MakeResourceClaim(string(uid), "default").UID(uid)
 				for _, dev := range devices {
-					cb.device("req", dev)
+					cb.Device("req", testDriver, testNode, dev)
 				}
 				start := time.Now()
-				res, err := d.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{cb.obj()})
+				res, err := d.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{cb.Obj()})
 				if err != nil || res[uid].Err != nil {
 					b.Fatalf("prepare: %v %v", err, res[uid].Err)
 				}

@@ -24,12 +24,14 @@ import (
 
 	"github.com/go-logr/logr"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 // socketCase is one claim shape of the socket benchmark.
@@ -126,11 +128,11 @@ func measureOverSocket(tb testing.TB, tc socketCase, rounds int, beforeLoop func
 	}
 	return kubelettest.MeasureRounds(ctx, tb, client, dra, rounds, func(i int) *resourceapi.ResourceClaim {
 		uid := fmt.Sprintf("claim-%d", i)
-		cb := makeClaim(uid, uid)
+		cb := utiltesting.MakeResourceClaim(uid, "default").UID(types.UID(uid))
 		for _, dev := range devices {
-			cb.device("req", dev)
+			cb.Device("req", testDriver, testNode, dev)
 		}
-		return cb.obj()
+		return cb.Obj()
 	}, check, beforeLoop)
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 func unprepare(t *testing.T, d *Driver, uids ...string) map[types.UID]error {
@@ -83,7 +84,7 @@ func migInstances(t *testing.T, lib nvml.Interface, uuid string) int {
 func TestPrepareFullGPU(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
-	claim := makeClaim("train", "uid-a").device("gpu", "gpu-0").device("gpu", "gpu-3").obj()
+	claim := utiltesting.MakeResourceClaim("train", "default").UID("uid-a").Device("gpu", testDriver, testNode, "gpu-0").Device("gpu", testDriver, testNode, "gpu-3").Obj()
 
 	ids, err := prepareOne(t, d, claim)
 	if err != nil {
@@ -116,7 +117,7 @@ func TestPrepareFullGPU(t *testing.T) {
 		t.Errorf("checkpoint status = %q", got)
 	}
 
-	other := makeClaim("steal", "uid-b").device("gpu", "gpu-3").obj()
+	other := utiltesting.MakeResourceClaim("steal", "default").UID("uid-b").Device("gpu", testDriver, testNode, "gpu-3").Obj()
 	if _, err := prepareOne(t, d, other); err == nil || !strings.Contains(err.Error(), "gpu-3 is already prepared for claim uid-a") {
 		t.Errorf("a second claim for gpu-3: error = %v", err)
 	}
@@ -141,20 +142,20 @@ func TestPrepareRejectsBeforeAnySideEffect(t *testing.T) {
 		wantErr string
 	}{
 		"a device this node does not publish": {
-			claim: makeClaim("c", "uid-x").device("gpu", "gpu-42").obj(), wantErr: "gpu-42 is not published by this node",
+			claim: utiltesting.MakeResourceClaim("c", "default").UID("uid-x").Device("gpu", testDriver, testNode, "gpu-42").Obj(), wantErr: "gpu-42 is not published by this node",
 		},
 		"a config with an unknown field": {
-			claim: makeClaim("c", "uid-x").device("gpu", "gpu-0").
-				config(resourceapi.AllocationConfigSourceClaim, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharng":{}}`).obj(),
+			claim: utiltesting.MakeResourceClaim("c", "default").UID("uid-x").Device("gpu", testDriver, testNode, "gpu-0").
+				Config(resourceapi.AllocationConfigSourceClaim, testDriver, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharng":{}}`).Obj(),
 			wantErr: "sharng",
 		},
 		"a MIG config on a full GPU": {
-			claim:   makeClaim("c", "uid-x").device("gpu", "gpu-0").config(resourceapi.AllocationConfigSourceClaim, migMPS).obj(),
+			claim:   utiltesting.MakeResourceClaim("c", "default").UID("uid-x").Device("gpu", testDriver, testNode, "gpu-0").Config(resourceapi.AllocationConfigSourceClaim, testDriver, migMPS).Obj(),
 			wantErr: "use a GpuConfig",
 		},
 		"an MPS limit for a device index the claim lacks": {
-			claim: makeClaim("c", "uid-x").device("gpu", "gpu-0").config(resourceapi.AllocationConfigSourceClaim,
-				`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultPerDevicePinnedMemoryLimit":{"3":"1Gi"}}}}`).obj(),
+			claim: utiltesting.MakeResourceClaim("c", "default").UID("uid-x").Device("gpu", testDriver, testNode, "gpu-0").Config(resourceapi.AllocationConfigSourceClaim, testDriver,
+				`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultPerDevicePinnedMemoryLimit":{"3":"1Gi"}}}}`).Obj(),
 			wantErr: "index out of range",
 		},
 	}
@@ -180,7 +181,7 @@ func TestPrepareStaticMIG(t *testing.T) {
 	d := e.mustDriver()
 	mig := d.Inventory().GPUs[1].MigDevices[0]
 	name := migDeviceName(1, mig.Profile, mig.GIProfileID, mig.Placement.Start)
-	ids, err := prepareOne(t, d, makeClaim("c", "uid-m").device("mig", name).obj())
+	ids, err := prepareOne(t, d, utiltesting.MakeResourceClaim("c", "default").UID("uid-m").Device("mig", testDriver, testNode, name).Obj())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,8 @@ func TestPrepareStaticMIG(t *testing.T) {
 	}
 }
 
-func fourSmallPartitions(t *testing.T, d *Driver) *resourceapi.ResourceClaim {
+// fourSmallPartitions is a claim of four 1g.5gb partitions of GPU 2.
+func fourSmallPartitions(t *testing.T, d *Driver) *utiltesting.ResourceClaimWrapper {
 	t.Helper()
 	var names []string
 	for _, dev := range allDevices(d.Resources()) {
@@ -213,18 +215,18 @@ func fourSmallPartitions(t *testing.T, d *Driver) *resourceapi.ResourceClaim {
 			names = append(names, dev.Name)
 		}
 	}
-	b := makeClaim("four", "uid-4")
+	b := utiltesting.MakeResourceClaim("four", "default").UID("uid-4")
 	for _, n := range names {
-		b.device("mig", n)
+		b.Device("mig", testDriver, testNode, n)
 	}
-	return b.obj()
+	return b
 }
 
 func TestPreparePartitionableMIG(t *testing.T) {
 	e := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG())
 	d := e.mustDriver()
 	gpu2 := gpuUUIDOf(t, d, 2)
-	claim := fourSmallPartitions(t, d)
+	claim := fourSmallPartitions(t, d).Obj()
 
 	ids, err := prepareOne(t, d, claim)
 	if err != nil {
@@ -254,10 +256,10 @@ func TestPreparePartitionableMIG(t *testing.T) {
 	}
 	// A partition overlapping a prepared one is refused even though the
 	// allocator should never hand it out.
-	if _, err := prepareOne(t, d, makeClaim("full", "uid-f").device("gpu", "gpu-2").obj()); err != nil {
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("full", "default").UID("uid-f").Device("gpu", testDriver, testNode, "gpu-2").Obj()); err != nil {
 		t.Fatal(err)
 	}
-	overlap := makeClaim("o", "uid-o").device("mig", claim.Status.Allocation.Devices.Results[0].Device).obj()
+	overlap := utiltesting.MakeResourceClaim("o", "default").UID("uid-o").Device("mig", testDriver, testNode, claim.Status.Allocation.Devices.Results[0].Device).Obj()
 	if _, err := prepareOne(t, d, overlap); err == nil || !strings.Contains(err.Error(), "overlaps gpu-2") {
 		t.Errorf("overlapping partition: error = %v", err)
 	}
@@ -270,7 +272,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 			e := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG())
 			d := e.mustDriver()
 			gpu2 := gpuUUIDOf(t, d, 2)
-			claim := fourSmallPartitions(t, d)
+			claim := fourSmallPartitions(t, d).Obj()
 			d.state.crash = func(p string) bool { return p == point }
 			func() {
 				defer func() {
@@ -289,7 +291,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 			if n := migInstances(t, e.lib, gpu2); n > 4 {
 				t.Errorf("%d MIG instances after restart, want at most 4", n)
 			}
-			thief := makeClaim("t", "uid-t").device("mig", claim.Status.Allocation.Devices.Results[0].Device).obj()
+			thief := utiltesting.MakeResourceClaim("t", "default").UID("uid-t").Device("mig", testDriver, testNode, claim.Status.Allocation.Devices.Results[0].Device).Obj()
 			if _, err := prepareOne(t, d2, thief); err == nil {
 				t.Error("a device of the interrupted claim was prepared for another claim")
 			}
@@ -319,7 +321,7 @@ func TestCrashBetweenStartedAndCompleted(t *testing.T) {
 func TestRebootDiscardsStaleState(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
-	if _, err := prepareOne(t, d, makeClaim("c", "uid-a").device("gpu", "gpu-0").obj()); err != nil {
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("c", "default").UID("uid-a").Device("gpu", testDriver, testNode, "gpu-0").Obj()); err != nil {
 		t.Fatal(err)
 	}
 	d2 := e.mustDriver(e.withBootID("boot-2"))
@@ -333,7 +335,7 @@ func TestRebootDiscardsStaleState(t *testing.T) {
 	if got := specFiles(t, e); len(got) != 0 {
 		t.Errorf("CDI specs of the earlier boot survived: %v", got)
 	}
-	if _, err := prepareOne(t, d2, makeClaim("c2", "uid-b").device("gpu", "gpu-0").obj()); err != nil {
+	if _, err := prepareOne(t, d2, utiltesting.MakeResourceClaim("c2", "default").UID("uid-b").Device("gpu", testDriver, testNode, "gpu-0").Obj()); err != nil {
 		t.Errorf("gpu-0 after reboot: %v", err)
 	}
 }
@@ -351,11 +353,11 @@ func TestCorruptCheckpointStopsStart(t *testing.T) {
 func TestAdminAccessDoesNotOwnTheDevice(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
-	if _, err := prepareOne(t, d, makeClaim("owner", "uid-owner").device("gpu", "gpu-6").obj()); err != nil {
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("owner", "default").UID("uid-owner").Device("gpu", testDriver, testNode, "gpu-6").Obj()); err != nil {
 		t.Fatal(err)
 	}
-	monitor := makeClaim("monitor", "uid-mon").device("gpu", "gpu-6").adminAccess().
-		config(resourceapi.AllocationConfigSourceClaim, tsShort).obj()
+	monitor := utiltesting.MakeResourceClaim("monitor", "default").UID("uid-mon").Device("gpu", testDriver, testNode, "gpu-6").AdminAccess().
+		Config(resourceapi.AllocationConfigSourceClaim, testDriver, tsShort).Obj()
 	if _, err := prepareOne(t, d, monitor); err != nil {
 		t.Fatalf("admin access next to the owner: %v", err)
 	}
@@ -363,7 +365,7 @@ func TestAdminAccessDoesNotOwnTheDevice(t *testing.T) {
 		t.Errorf("a monitor changed the owner's time slice to %v", got)
 	}
 	unprepare(t, d, "uid-owner")
-	if _, err := prepareOne(t, d, makeClaim("next", "uid-next").device("gpu", "gpu-6").obj()); err != nil {
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("next", "default").UID("uid-next").Device("gpu", testDriver, testNode, "gpu-6").Obj()); err != nil {
 		t.Errorf("a new owner while the monitor holds the device: %v", err)
 	}
 }
@@ -371,8 +373,7 @@ func TestAdminAccessDoesNotOwnTheDevice(t *testing.T) {
 func TestClaimWithoutDevicesOfThisDriver(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
-	claim := makeClaim("other", "uid-o").obj()
-	claim.Status.Allocation.Devices.Results = []resourceapi.DeviceRequestAllocationResult{{Request: "ch", Driver: "compute-domain.nvidia.com", Pool: testNode, Device: "channel-0"}}
+	claim := utiltesting.MakeResourceClaim("other", "default").UID("uid-o").Device("ch", "compute-domain.nvidia.com", testNode, "channel-0").Obj()
 	ids, err := prepareOne(t, d, claim)
 	if err != nil || len(ids) != 0 {
 		t.Errorf("prepare = %v, %v; want nothing and no error", ids, err)

@@ -23,20 +23,21 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 func TestSharingThroughNVMLAndCDI(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
-	ts := makeClaim("ts", "uid-ts").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tsLong).obj()
+	ts := utiltesting.MakeResourceClaim("ts", "default").UID("uid-ts").Device("gpu", testDriver, testNode, "gpu-1").Config(resourceapi.AllocationConfigSourceClaim, testDriver, tsLong).Obj()
 	if _, err := prepareOne(t, d, ts); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := e.lib.TimeSlice(1); got.String() != "Long" {
 		t.Errorf("time slice after prepare = %v, want Long", got)
 	}
-	mps := makeClaim("mps", "uid-mps").device("gpu", "gpu-2").config(resourceapi.AllocationConfigSourceClass,
-		`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":50,"defaultPinnedDeviceMemoryLimit":"2Gi"}}}`).obj()
+	mps := utiltesting.MakeResourceClaim("mps", "default").UID("uid-mps").Device("gpu", testDriver, testNode, "gpu-2").Config(resourceapi.AllocationConfigSourceClass, testDriver,
+		`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":50,"defaultPinnedDeviceMemoryLimit":"2Gi"}}}`).Obj()
 	ids, err := prepareOne(t, d, mps)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestASharingChangeInterruptedByACrashIsUndone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newTestNodeEnv(t, "hgx-h100-8")
 			d := e.mustDriver()
-			claim := makeClaim("c", "uid-c").device("gpu", fmt.Sprintf("gpu-%d", tc.gpu)).config(resourceapi.AllocationConfigSourceClaim, tc.config).obj()
+			claim := utiltesting.MakeResourceClaim("c", "default").UID("uid-c").Device("gpu", testDriver, testNode, fmt.Sprintf("gpu-%d", tc.gpu)).Config(resourceapi.AllocationConfigSourceClaim, testDriver, tc.config).Obj()
 			d.state.crash = func(p string) bool { return p == "sharing-applied" }
 			func() {
 				defer func() {
@@ -123,8 +124,8 @@ func TestASharingChangeInterruptedByACrashIsUndone(t *testing.T) {
 func TestStartResetsExclusiveProcessModeNoClaimHolds(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
-	mps := makeClaim("mps", "uid-mps").device("gpu", "gpu-2").config(resourceapi.AllocationConfigSourceClaim,
-		`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`).obj()
+	mps := utiltesting.MakeResourceClaim("mps", "default").UID("uid-mps").Device("gpu", testDriver, testNode, "gpu-2").Config(resourceapi.AllocationConfigSourceClaim, testDriver,
+		`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`).Obj()
 	if _, err := prepareOne(t, d, mps); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestStartResetsExclusiveProcessModeNoClaimHolds(t *testing.T) {
 func TestStartResetsTheTimeSliceNoClaimHolds(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
-	ts := makeClaim("ts", "uid-ts").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tsLong).obj()
+	ts := utiltesting.MakeResourceClaim("ts", "default").UID("uid-ts").Device("gpu", testDriver, testNode, "gpu-1").Config(resourceapi.AllocationConfigSourceClaim, testDriver, tsLong).Obj()
 	if _, err := prepareOne(t, d, ts); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestSharingBehindAGateThatIsOffIsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := e.mustDriver(func(c *Config, _ *Deps) { c.Gates = gates })
-			claim := makeClaim("c", "uid-c").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tc.config).obj()
+			claim := utiltesting.MakeResourceClaim("c", "default").UID("uid-c").Device("gpu", testDriver, testNode, "gpu-1").Config(resourceapi.AllocationConfigSourceClaim, testDriver, tc.config).Obj()
 			if _, err := prepareOne(t, d, claim); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("prepare error = %v, want one containing %q", err, tc.wantErr)
 			}

@@ -23,6 +23,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 type fakeClaims map[string]types.UID // "ns/name" → UID
@@ -40,9 +42,9 @@ func TestCleanupStaleClaims(t *testing.T) {
 	claims := fakeClaims{"default/alive": "uid-alive", "default/recreated": "uid-new"}
 	d := e.mustDriver(withClaims(claims))
 	for _, c := range []*resourceapi.ResourceClaim{
-		makeClaim("alive", "uid-alive").device("gpu", "gpu-0").obj(),
-		makeClaim("deleted", "uid-deleted").device("gpu", "gpu-1").obj(),
-		makeClaim("recreated", "uid-old").device("gpu", "gpu-2").obj(),
+		utiltesting.MakeResourceClaim("alive", "default").UID("uid-alive").Device("gpu", testDriver, testNode, "gpu-0").Obj(),
+		utiltesting.MakeResourceClaim("deleted", "default").UID("uid-deleted").Device("gpu", testDriver, testNode, "gpu-1").Obj(),
+		utiltesting.MakeResourceClaim("recreated", "default").UID("uid-old").Device("gpu", testDriver, testNode, "gpu-2").Obj(),
 	} {
 		if _, err := prepareOne(t, d, c); err != nil {
 			t.Fatal(err)

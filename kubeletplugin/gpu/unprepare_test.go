@@ -18,12 +18,14 @@ import (
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
+
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 func TestUnprepareSucceedsOnALostGPU(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
-	claim := makeClaim("ts", "uid-ts").device("gpu", "gpu-4").config(resourceapi.AllocationConfigSourceClaim, tsShort).obj()
+	claim := utiltesting.MakeResourceClaim("ts", "default").UID("uid-ts").Device("gpu", testDriver, testNode, "gpu-4").Config(resourceapi.AllocationConfigSourceClaim, testDriver, tsShort).Obj()
 	if _, err := prepareOne(t, d, claim); err != nil {
 		t.Fatal(err)
 	}

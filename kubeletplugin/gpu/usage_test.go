@@ -23,6 +23,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
 
@@ -55,11 +56,6 @@ func ledgerIntervals(t *testing.T, e *testNodeEnv) ([]interval, []usage.Record) 
 	return out, recs
 }
 
-func withClass(c *resourceapi.ResourceClaim, request, class string) *resourceapi.ResourceClaim {
-	c.Spec.Devices.Requests = append(c.Spec.Devices.Requests, resourceapi.DeviceRequest{Name: request, Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: class}})
-	return c
-}
-
 // crashAt makes the driver panic at point (once) and reports whether it did.
 func crashAt(d *Driver, point string, call func()) (crashed bool) {
 	d.state.crash = func(p string) bool { return p == point }
@@ -81,7 +77,7 @@ func TestUsageIntervalOfAClaimOutlivesPluginRestarts(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
 	t0 := e.clock.Now()
-	claim := withClass(makeClaim("train", "uid-train").device("gpu", "gpu-3").obj(), "gpu", "gpu.nvidia.com")
+	claim := utiltesting.MakeResourceClaim("train", "default").UID("uid-train").Request("gpu", "gpu.nvidia.com").Device("gpu", testDriver, testNode, "gpu-3").Obj()
 	if _, err := prepareOne(t, d, claim); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +112,7 @@ func TestUsageAfterACrashBetweenPrepareAndItsLedgerRecord(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
 	t0 := e.clock.Now()
-	claim := makeClaim("train", "uid-train").device("gpu", "gpu-0").obj()
+	claim := utiltesting.MakeResourceClaim("train", "default").UID("uid-train").Device("gpu", testDriver, testNode, "gpu-0").Obj()
 	// The checkpoint says prepared; the ledger's start is not written yet.
 	if !crashAt(d, "usage-pending", func() { _, _ = prepareOne(t, d, claim) }) {
 		t.Fatal("no crash at usage-pending")
@@ -141,7 +137,7 @@ func TestUsageAfterACrashBetweenTheEndRecordAndForgettingTheClaim(t *testing.T) 
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
 	t0 := e.clock.Now()
-	claim := makeClaim("train", "uid-train").device("gpu", "gpu-0").obj()
+	claim := utiltesting.MakeResourceClaim("train", "default").UID("uid-train").Device("gpu", testDriver, testNode, "gpu-0").Obj()
 	if _, err := prepareOne(t, d, claim); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +162,7 @@ func TestUsageOfAClaimPreparedAgainAfterAnUnfinishedUnprepare(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	d := e.mustDriver()
 	t0 := e.clock.Now()
-	claim := makeClaim("shared", "uid-shared").device("gpu", "gpu-0").obj()
+	claim := utiltesting.MakeResourceClaim("shared", "default").UID("uid-shared").Device("gpu", testDriver, testNode, "gpu-0").Obj()
 	if _, err := prepareOne(t, d, claim); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +194,7 @@ func TestUsageOfAClaimPreparedBeforeTheLedgerExisted(t *testing.T) {
 	e := newTestNodeEnv(t, "hgx-h100-8")
 	noLedger := func(_ *Config, deps *Deps) { deps.Usage = nil }
 	d := e.mustDriver(noLedger)
-	if _, err := prepareOne(t, d, makeClaim("old", "uid-old").device("gpu", "gpu-0").obj()); err != nil {
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("old", "default").UID("uid-old").Device("gpu", testDriver, testNode, "gpu-0").Obj()); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := ledgerIntervals(t, e); len(got) != 0 {
@@ -224,11 +220,11 @@ func TestUsageOfAClaimPreparedBeforeTheLedgerExisted(t *testing.T) {
 func TestUsageRecordsMIGProfilesSharingAndAdminAccess(t *testing.T) {
 	e := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG())
 	d := e.mustDriver()
-	claim := withClass(fourSmallPartitions(t, d), "mig", "mig-1g.5gb.nvidia.com")
+	claim := fourSmallPartitions(t, d).Request("mig", "mig-1g.5gb.nvidia.com").Obj()
 	if _, err := prepareOne(t, d, claim); err != nil {
 		t.Fatal(err)
 	}
-	monitor := makeClaim("monitor", "uid-monitor").device("gpu", "gpu-0").obj()
+	monitor := utiltesting.MakeResourceClaim("monitor", "default").UID("uid-monitor").Device("gpu", testDriver, testNode, "gpu-0").Obj()
 	if _, err := prepareOne(t, d, monitor); err != nil {
 		t.Fatal(err)
 	}
@@ -244,9 +240,9 @@ func TestUsageRecordsMIGProfilesSharingAndAdminAccess(t *testing.T) {
 
 	h := newTestNodeEnv(t, "hgx-h100-8")
 	hd := h.mustDriver()
-	ts := makeClaim("ts", "uid-ts").device("gpu", "gpu-1").config(resourceapi.AllocationConfigSourceClaim, tsLong).obj()
-	owner := makeClaim("owner", "uid-owner").device("gpu", "gpu-2").obj()
-	admin := makeClaim("admin", "uid-admin").device("gpu", "gpu-2").adminAccess().obj()
+	ts := utiltesting.MakeResourceClaim("ts", "default").UID("uid-ts").Device("gpu", testDriver, testNode, "gpu-1").Config(resourceapi.AllocationConfigSourceClaim, testDriver, tsLong).Obj()
+	owner := utiltesting.MakeResourceClaim("owner", "default").UID("uid-owner").Device("gpu", testDriver, testNode, "gpu-2").Obj()
+	admin := utiltesting.MakeResourceClaim("admin", "default").UID("uid-admin").Device("gpu", testDriver, testNode, "gpu-2").AdminAccess().Obj()
 	for _, c := range []*resourceapi.ResourceClaim{ts, owner, admin} {
 		if _, err := prepareOne(t, hd, c); err != nil {
 			t.Fatal(err)
