@@ -16,19 +16,15 @@ package computedomain
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2/ktesting"
-	"k8s.io/utils/ptr"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
@@ -149,49 +145,18 @@ func domain(name, ns string, uid types.UID, clique string, channel *int32, ready
 	return cd
 }
 
-// claimWrapper builds an allocated ResourceClaim on testNode.
-type claimWrapper struct{ resourceapi.ResourceClaim }
-
-func makeClaim(name, ns string, uid types.UID) *claimWrapper {
-	return &claimWrapper{resourceapi.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: uid},
-		Status:     resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{}},
-	}}
-}
-
-// device adds an allocated device of request "channel" or "daemon".
-func (w *claimWrapper) device(request, device string) *claimWrapper {
-	w.Status.Allocation.Devices.Results = append(w.Status.Allocation.Devices.Results, resourceapi.DeviceRequestAllocationResult{
-		Request: request, Driver: DefaultDriverName, Pool: testNode, Device: device,
-	})
-	return w
-}
-
-// config adds a claim-level opaque config (any JSON) for all requests.
-func (w *claimWrapper) config(params any) *claimWrapper {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		panic(err)
-	}
-	w.Status.Allocation.Devices.Config = append(w.Status.Allocation.Devices.Config, resourceapi.DeviceAllocationConfiguration{
-		Source: resourceapi.AllocationConfigSourceClaim,
-		DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
-			Driver: DefaultDriverName, Parameters: runtime.RawExtension{Raw: raw},
-		}},
-	})
-	return w
-}
-
 // channelClaim is a workload claim of the domain on the given slot.
 func channelClaim(name, ns string, uid types.UID, slot int, domainUID types.UID, mode apiv1beta1.ComputeDomainAllocationMode) *resourceapi.ResourceClaim {
 	cfg := cdtest.MakeComputeDomainChannelConfig(string(domainUID)).Obj()
 	cfg.AllocationMode = mode
-	return &makeClaim(name, ns, uid).device("channel", ChannelDeviceName(slot)).config(cfg).ResourceClaim
+	return cdtest.MakeResourceClaim(name, ns).UID(uid).Device("channel", DefaultDriverName, testNode, ChannelDeviceName(slot)).
+		Config(resourceapi.AllocationConfigSourceClaim, DefaultDriverName, cfg).Obj()
 }
 
 // daemonClaim is a daemon claim of the domain on the given slot.
 func daemonClaim(name, ns string, uid types.UID, slot int, domainUID types.UID) *resourceapi.ResourceClaim {
-	return &makeClaim(name, ns, uid).device("daemon", DaemonDeviceName(slot)).config(cdtest.MakeComputeDomainDaemonConfig(string(domainUID))).ResourceClaim
+	return cdtest.MakeResourceClaim(name, ns).UID(uid).Device("daemon", DefaultDriverName, testNode, DaemonDeviceName(slot)).
+		Config(resourceapi.AllocationConfigSourceClaim, DefaultDriverName, cdtest.MakeComputeDomainDaemonConfig(string(domainUID))).Obj()
 }
 
 func prepare(t *testing.T, d *Driver, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
@@ -230,5 +195,3 @@ func view(t *testing.T, e *nodeEnv, res kubeletplugin.PrepareResult) cdi.Contain
 	}
 	return v
 }
-
-var _ = ptr.To[int32]

@@ -34,6 +34,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
 const (
@@ -117,9 +118,9 @@ func TestPrepare(t *testing.T) {
 			domain: func(c string) *apiv1beta1.ComputeDomain {
 				return domain("a", "team-a", uidA, c, ptr.To[int32](7), testNode)
 			},
-			claim: &makeClaim("w", "team-a", "claim-1").device("channel", "channel-0").config(map[string]any{
+			claim: cdtest.MakeResourceClaim("w", "team-a").UID("claim-1").Device("channel", DefaultDriverName, testNode, "channel-0").Config(resourceapi.AllocationConfigSourceClaim, DefaultDriverName, map[string]any{
 				"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig", "domainID": string(uidA), "channel": 3,
-			}).ResourceClaim,
+			}).Obj(),
 			want: want{err: ErrRefused, errText: `unknown field "channel"`},
 		},
 		"a daemon config on a channel slot is refused": {
@@ -127,12 +128,12 @@ func TestPrepare(t *testing.T) {
 			domain: func(c string) *apiv1beta1.ComputeDomain {
 				return domain("a", "team-a", uidA, c, ptr.To[int32](7), testNode)
 			},
-			claim: &makeClaim("w", "team-a", "claim-1").device("channel", "channel-0").config(map[string]any{"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainDaemonConfig", "domainID": string(uidA)}).ResourceClaim,
+			claim: cdtest.MakeResourceClaim("w", "team-a").UID("claim-1").Device("channel", DefaultDriverName, testNode, "channel-0").Config(resourceapi.AllocationConfigSourceClaim, DefaultDriverName, map[string]any{"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainDaemonConfig", "domainID": string(uidA)}).Obj(),
 			want:  want{err: ErrRefused, errText: "a ComputeDomainDaemonConfig cannot configure a channel device; use a ComputeDomainChannelConfig"},
 		},
 		"a channel claim without config is refused": {
 			profile: "gb200-nvl72",
-			claim:   &makeClaim("w", "team-a", "claim-1").device("channel", "channel-0").ResourceClaim,
+			claim:   cdtest.MakeResourceClaim("w", "team-a").UID("claim-1").Device("channel", DefaultDriverName, testNode, "channel-0").Obj(),
 			want:    want{err: ErrRefused, errText: "a channel device needs an opaque ComputeDomainChannelConfig"},
 		},
 		"a slot this node does not publish is refused": {
