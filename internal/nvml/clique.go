@@ -157,7 +157,7 @@ func NodeCliqueID(lib Interface) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		gpus = append(gpus, GPUInfo{Index: i, UUID: uuid, Fabric: f})
+		gpus = append(gpus, GPUInfo{GPUFacts: GPUFacts{Index: i, UUID: uuid}, Fabric: f})
 	}
 	return CliqueID(gpus)
 }

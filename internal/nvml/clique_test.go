@@ -63,7 +63,7 @@ func TestCliqueID(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var gpus []GPUInfo
 			for i, f := range tc.fabrics {
-				gpus = append(gpus, GPUInfo{Index: i, Fabric: f})
+				gpus = append(gpus, GPUInfo{GPUFacts: GPUFacts{Index: i}, Fabric: f})
 			}
 			got, err := (&NodeInfo{GPUs: gpus}).CliqueID()
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {

@@ -44,8 +44,25 @@ type DiscoverOptions struct {
 	SkipLostGPUs bool
 }
 
-// GPUInfo describes one full GPU.
+// GPUInfo describes one full GPU: its facts, its MIG profiles and devices,
+// and its fabric registration.
 type GPUInfo struct {
+	GPUFacts
+	// MIGProfiles are the GPU instance profiles the GPU supports (empty
+	// unless MIG is enabled), ordered by slice count then name.
+	MIGProfiles []MIGProfile
+	// MIGDevices are the MIG devices (GPU instance + compute instance) that
+	// exist now, ordered by GPU instance then compute instance ID.
+	MIGDevices []MIGDeviceInfo
+	// Fabric is the NVLink fabric registration.
+	Fabric FabricInfo
+}
+
+// GPUFacts are what a full GPU is, read by DescribeGPU: the facts a consumer
+// publishes as device attributes and capacity. The GPU plugin's inventory
+// carries them as they are, so a new attribute is a field here, its read in
+// DescribeGPU, and its mapping in the plugin.
+type GPUFacts struct {
 	Index int
 	Minor int
 	// UUID is "GPU-…".
@@ -68,14 +85,6 @@ type GPUInfo struct {
 	AddressingMode string
 	// MIGEnabled is the current MIG mode.
 	MIGEnabled bool
-	// MIGProfiles are the GPU instance profiles the GPU supports (empty
-	// unless MIG is enabled), ordered by slice count then name.
-	MIGProfiles []MIGProfile
-	// MIGDevices are the MIG devices (GPU instance + compute instance) that
-	// exist now, ordered by GPU instance then compute instance ID.
-	MIGDevices []MIGDeviceInfo
-	// Fabric is the NVLink fabric registration.
-	Fabric FabricInfo
 }
 
 // MIGProfile is one GPU instance profile of a GPU, with its placements.
@@ -189,7 +198,7 @@ func DescribeGPU(lib Interface, index int, dev Device) (*GPUInfo, error) {
 	wrap := func(call string, r Return) error {
 		return ReturnError(lib, fmt.Sprintf("GPU %d: %s", index, call), r)
 	}
-	g := &GPUInfo{Index: index}
+	g := &GPUInfo{GPUFacts: GPUFacts{Index: index}}
 	var r Return
 	if g.UUID, r = dev.GetUUID(); r != SUCCESS {
 		return nil, wrap("get UUID", r)

@@ -49,10 +49,12 @@ func TestDiscoverDescribesEveryAttributeConsumersPublish(t *testing.T) {
 			cfg: mock.Config{NodeName: "node-a", Profile: "hgx-h100-8"},
 			gpu: 5,
 			want: nvml.GPUInfo{
-				Index: 5, Minor: 5, UUID: mock.GPUUUID("node-a", 5),
-				ProductName: "NVIDIA H100 80GB HBM3", Brand: "NVIDIA", Architecture: "Hopper",
-				CUDAComputeCapability: "9.0", PCIBusID: "0000:c3:00.0", NUMANode: &one,
-				MemoryBytes: 81559 << 20, AddressingMode: "HMM",
+				GPUFacts: nvml.GPUFacts{
+					Index: 5, Minor: 5, UUID: mock.GPUUUID("node-a", 5),
+					ProductName: "NVIDIA H100 80GB HBM3", Brand: "NVIDIA", Architecture: "Hopper",
+					CUDAComputeCapability: "9.0", PCIBusID: "0000:c3:00.0", NUMANode: &one,
+					MemoryBytes: 81559 << 20, AddressingMode: "HMM",
+				},
 				// NVSwitch inside the node: registered, but no cluster, so no clique.
 				Fabric: nvml.FabricInfo{Supported: true, State: nvml.GPU_FABRIC_STATE_COMPLETED},
 			},
@@ -61,10 +63,12 @@ func TestDiscoverDescribesEveryAttributeConsumersPublish(t *testing.T) {
 			cfg: mock.Config{NodeName: "node-b", Profile: "gb200-nvl72", Cluster: "east", Rack: 2},
 			gpu: 3,
 			want: nvml.GPUInfo{
-				Index: 3, Minor: 3, UUID: mock.GPUUUID("node-b", 3),
-				ProductName: "NVIDIA GB200", Brand: "NVIDIA", Architecture: "Blackwell",
-				CUDAComputeCapability: "10.0", PCIBusID: "0019:01:00.0", NUMANode: &one,
-				MemoryBytes: 189471 << 20, AddressingMode: "ATS",
+				GPUFacts: nvml.GPUFacts{
+					Index: 3, Minor: 3, UUID: mock.GPUUUID("node-b", 3),
+					ProductName: "NVIDIA GB200", Brand: "NVIDIA", Architecture: "Blackwell",
+					CUDAComputeCapability: "10.0", PCIBusID: "0019:01:00.0", NUMANode: &one,
+					MemoryBytes: 189471 << 20, AddressingMode: "ATS",
+				},
 				Fabric: nvml.FabricInfo{Supported: true, ClusterUUID: mock.RackClusterUUID("east", 2), CliqueID: 32766, State: nvml.GPU_FABRIC_STATE_COMPLETED},
 			},
 		},

@@ -34,11 +34,11 @@
 // re-deriving anything:
 //
 //   - [Discover] returns a [NodeInfo]: driver and CUDA driver versions, and one
-//     [GPUInfo] per full GPU (UUID, minor, index, PCI bus ID, NUMA node,
-//     memory, product name, brand, architecture, compute capability, addressing
-//     mode, MIG mode, the MIG profiles the GPU supports with their placements
-//     and engine counts, its existing MIG devices with their MIG UUIDs and
-//     parent UUID, and its fabric info). [DiscoverWithOptions] with
+//     [GPUInfo] per full GPU: its [GPUFacts] (UUID, minor, index, PCI bus ID,
+//     NUMA node, memory, product name, brand, architecture, compute
+//     capability, addressing mode, MIG mode), the MIG profiles the GPU
+//     supports with their placements and engine counts, its existing MIG
+//     devices with their MIG UUIDs and parent UUID, and its fabric info. [DiscoverWithOptions] with
 //     SkipLostGPUs leaves GPUs that fell off the bus out (NodeInfo.LostGPUs)
 //     instead of failing.
 //   - [NodeInfo.CliqueID] / [CliqueID] / [NodeCliqueID] return the node's NVLink clique

@@ -201,7 +201,7 @@ func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*res
 	}
 	// Sharing settings: only on the GPUs of prepared sharing claims.
 	for _, g := range d.Inventory().GPUs {
-		if g.MigEnabled {
+		if g.MIGEnabled {
 			continue
 		}
 		dev, _ := e.lib.DeviceGetHandleByIndex(g.Minor)
@@ -224,7 +224,7 @@ func totalMigInstances(t *testing.T, e *testNodeEnv, d *Driver) int {
 	t.Helper()
 	n := 0
 	for _, g := range d.Inventory().GPUs {
-		if g.MigEnabled {
+		if g.MIGEnabled {
 			n += migInstances(t, e.lib, g.UUID)
 		}
 	}

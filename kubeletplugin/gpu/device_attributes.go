@@ -94,7 +94,7 @@ func commonAttributes(inv Inventory, g GPU) map[resourceapi.QualifiedName]resour
 		attrBrand:        stringAttr(g.Brand),
 		attrArchitecture: stringAttr(g.Architecture),
 	}
-	if v, err := semver(g.ComputeCapability); err == nil {
+	if v, err := semver(g.CUDAComputeCapability); err == nil {
 		attrs[attrCUDACompute] = versionAttr(v)
 	}
 	if v, err := semver(inv.CUDADriverVersion); err == nil {

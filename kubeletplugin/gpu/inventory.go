@@ -14,6 +14,8 @@
 
 package gpu
 
+import "github.com/computedomain-operator/computedomain-operator/internal/nvml"
+
 // Inventory is what the plugin knows about the node's devices, read from NVML
 // at start-up and refreshed on health changes. It is plain data, so slices can
 // be built and tested without NVML.
@@ -30,25 +32,14 @@ type Inventory struct {
 	LostGPUs []int
 }
 
-// GPU is one full GPU.
+// GPU is one full GPU: the facts NVML reports of it (nvml.GPUFacts, carried
+// as they are from discovery to the device attributes), where it sits in the
+// PCIe tree, and its MIG profiles and devices in the plugin's terms.
 type GPU struct {
-	UUID  string
-	Index int
-	Minor int
-	// PCIBusID is the normalized bus ID ("0000:1b:00.0"), empty when unknown.
-	PCIBusID string
+	nvml.GPUFacts
 	// PCIeRoot is the standard pcieRoot attribute value ("pci0000:00"),
 	// empty when sysfs could not resolve it.
 	PCIeRoot string
-	// NUMANode is nil when NVML does not know it.
-	NUMANode          *int
-	MemoryBytes       uint64
-	ProductName       string
-	Brand             string
-	Architecture      string
-	ComputeCapability string // "9.0"
-	AddressingMode    string // "HMM", "ATS", empty when not known
-	MigEnabled        bool
 	// MigProfiles are the profiles the GPU supports, for partitionable MIG.
 	MigProfiles []MigProfile
 	// MigDevices are the MIG devices that exist now (static MIG).

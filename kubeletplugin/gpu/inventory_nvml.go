@@ -71,11 +71,7 @@ func cliqueOrNone(ctx context.Context, clique string, err error) (string, error)
 func inventoryFromNode(node *nvml.NodeInfo, clique string, pcieRoot func(string) string) Inventory {
 	inv := Inventory{DriverVersion: node.DriverVersion, CUDADriverVersion: node.CUDADriverVersion, CliqueID: clique, LostGPUs: node.LostGPUs}
 	for _, g := range node.GPUs {
-		gpu := GPU{
-			UUID: g.UUID, Index: g.Index, Minor: g.Minor, PCIBusID: g.PCIBusID, NUMANode: g.NUMANode,
-			MemoryBytes: g.MemoryBytes, ProductName: g.ProductName, Brand: g.Brand, Architecture: g.Architecture,
-			ComputeCapability: g.CUDAComputeCapability, AddressingMode: g.AddressingMode, MigEnabled: g.MIGEnabled,
-		}
+		gpu := GPU{GPUFacts: g.GPUFacts}
 		if g.PCIBusID != "" && pcieRoot != nil {
 			gpu.PCIeRoot = pcieRoot(g.PCIBusID)
 		}

@@ -43,7 +43,7 @@ func counter(n int) resourceapi.Counter {
 // isPartitionable tells whether a GPU is published as shared counters plus
 // every MIG profile/placement (KEP-4815) in partitionable mode.
 func isPartitionable(g GPU) bool {
-	return g.MigEnabled && len(g.MigProfiles) > 0 && g.MemorySlices() > 0
+	return g.MIGEnabled && len(g.MigProfiles) > 0 && g.MemorySlices() > 0
 }
 
 // gpuTotals is the capacity of the whole GPU in counter terms: one unit per

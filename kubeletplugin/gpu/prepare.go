@@ -236,7 +236,7 @@ func (s *nodeState) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDev
 func (s *nodeState) planDevice(name string) (preparedDevice, error) {
 	for _, g := range s.inventory.GPUs {
 		partitionable := s.cfg.PartitionableMIG && isPartitionable(g)
-		if gpuDeviceName(g.Minor) == name && (!g.MigEnabled || partitionable) {
+		if gpuDeviceName(g.Minor) == name && (!g.MIGEnabled || partitionable) {
 			return preparedDevice{Name: name, ParentMinor: g.Minor, Data: deviceData{Type: deviceTypeGpu, UUID: g.UUID, ParentUUID: g.UUID}}, nil
 		}
 		if partitionable {

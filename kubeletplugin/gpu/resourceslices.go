@@ -41,7 +41,7 @@ func poolDevices(inv Inventory, opts PublishOptions) ([]resourceapi.Device, []re
 		case opts.PartitionableMIG && isPartitionable(g):
 			counters = append(counters, counterSet(g))
 			devices = append(devices, partitionDevices(inv, g)...)
-		case g.MigEnabled:
+		case g.MIGEnabled:
 			// A MIG-enabled GPU publishes its MIG devices, not itself.
 			for _, m := range g.MigDevices {
 				devices = append(devices, migDevice(inv, g, m.Profile, m.GIProfileID, m.Placement, m.Capacities, m.UUID))
@@ -71,7 +71,7 @@ func publishedDeviceNames(inv Inventory, partitionableMIG bool) []string {
 					names = append(names, migDeviceName(g.Minor, p.Name, p.GIProfileID, pl.Start))
 				}
 			}
-		case g.MigEnabled:
+		case g.MIGEnabled:
 			for _, m := range g.MigDevices {
 				names = append(names, migDeviceName(g.Minor, m.Profile, m.GIProfileID, m.Placement.Start))
 			}

@@ -113,7 +113,7 @@ func (s *nodeState) resetUnheldSharing(ctx context.Context) error {
 	}
 	var errs []error
 	for _, g := range s.inventory.GPUs {
-		if g.MigEnabled || (exclusive[g.UUID] && timeSliced[g.UUID]) {
+		if g.MIGEnabled || (exclusive[g.UUID] && timeSliced[g.UUID]) {
 			continue
 		}
 		dev, err := s.deviceByUUID(g.UUID)
