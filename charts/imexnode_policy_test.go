@@ -41,7 +41,7 @@ func imexNode(name, node string) *v1beta1.IMEXNode {
 // TestIMEXNodePolicy: with the chart's RBAC and policy, the daemon on node A writes node A's IMEXNode and its status, never node B's, nor
 // one named for node B, nor one without a node-bound token.
 func TestIMEXNodePolicy(t *testing.T) {
-	env, ctx := installPolicies(t, []string{policyNamespace}, "templates/compute-domain-imex-daemonset.yaml", "templates/member-record-policy.yaml")
+	env, ctx := installPolicies(t, []string{policyNamespace}, "templates/compute-domain-imex-daemonset.yaml", "templates/imexnode-policy.yaml")
 	scheme, err := kubescheme.New()
 	if err != nil {
 		t.Fatal(err)
