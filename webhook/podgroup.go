@@ -60,8 +60,9 @@ type podGroupJoiner struct {
 	workloadAPI bool
 }
 
-// HoldForClique holds a pod of domain behind v1beta1.CliquePlacementGate, labeled with the domain's name, for
-// the controller to pin it to one NVLink clique: the fallback when the cluster lacks the Workload API.
+// HoldForClique holds a pod of the domain named domain behind v1beta1.CliquePlacementGate, labeled with
+// v1beta1.PlacementDomainLabelValue of that name (a label value that fits whatever the name's length), for the
+// controller to pin it to one NVLink clique: the fallback when the cluster lacks the Workload API.
 func HoldForClique(pod *corev1.Pod, domain string) {
 	for _, g := range pod.Spec.SchedulingGates {
 		if g.Name == v1beta1.CliquePlacementGate {
@@ -72,7 +73,7 @@ func HoldForClique(pod *corev1.Pod, domain string) {
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
-	pod.Labels[v1beta1.PlacementDomainLabelKey] = domain
+	pod.Labels[v1beta1.PlacementDomainLabelKey] = v1beta1.PlacementDomainLabelValue(domain)
 }
 
 // Default places the pod with the first domain whose workload claim template it uses, when that domain has

@@ -16,9 +16,11 @@ package webhook
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -137,5 +139,45 @@ func TestPodGroupJoinerWithoutWorkloadAPIHoldsPodsForTheirClique(t *testing.T) {
 	}
 	if held(elastic) || elastic.Labels[v1beta1.PlacementDomainLabelKey] != "" {
 		t.Errorf("a pod of a domain without numNodes is not held (no gang size to release it at): gates %v labels %v", elastic.Spec.SchedulingGates, elastic.Labels)
+	}
+}
+
+// A domain's name may have 253 characters, a label value 63: the pods of a long-named domain are held with a
+// label value that fits (the API server refuses the pod otherwise, naming a label the user never set), one
+// that no other domain's pods carry, and the one the controller lists them by.
+func TestPodGroupJoinerHoldsPodsOfALongNamedDomainWithALabelValueThatFits(t *testing.T) {
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("trainer.", 31) + "gang"
+	sibling := strings.Repeat("trainer.", 31) + "gbng"
+	domains := []client.Object{
+		utiltesting.MakeComputeDomain(long, "team-a").Channel("long-channel").NumNodes(4).Obj(),
+		utiltesting.MakeComputeDomain(sibling, "team-a").Channel("sibling-channel").NumNodes(4).Obj(),
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(domains...).WithIndex(domains[0], ClaimTemplateField, ClaimTemplateOf).Build()
+	labelOf := func(tmpl string) string {
+		t.Helper()
+		p := &corev1.Pod{}
+		p.Namespace = "team-a"
+		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "channel", ResourceClaimTemplateName: ptr.To(tmpl)}}
+		if err := (podGroupJoiner{domains: reader}).Default(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Labels[v1beta1.PlacementDomainLabelKey]
+	}
+	got := labelOf("long-channel")
+	if errs := validation.IsValidLabelValue(got); len(errs) != 0 {
+		t.Errorf("the pod of a %d-character domain name is labeled %q: %v", len(long), got, errs)
+	}
+	if got == "" || got == labelOf("sibling-channel") {
+		t.Errorf("two long domain names that differ past 63 characters label their pods alike: %q", got)
+	}
+	if got != v1beta1.PlacementDomainLabelValue(long) {
+		t.Errorf("label %q, want %q (the value the controller lists the domain's pods by)", got, v1beta1.PlacementDomainLabelValue(long))
+	}
+	if short := v1beta1.PlacementDomainLabelValue("gang"); short != "gang" {
+		t.Errorf("a name that fits is the label value itself, got %q", short)
 	}
 }

@@ -14,6 +14,13 @@
 
 package v1beta1
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
 // ComputeDomainPodGroupName is the name of the PodGroup (Kubernetes 1.37 Workload API, scheduling.k8s.io) that
 // the controller keeps for a domain in the domain's namespace: the domain's own name, so a workload's pods
 // join it with spec.schedulingGroup.podGroupName: <domain name>. Ours, not part of the compatible API.
@@ -27,8 +34,28 @@ func ComputeDomainPodGroupName(cd *ComputeDomain) string { return cd.Name }
 const (
 	// CliquePlacementGate is the scheduling gate that holds a pod until the controller picked its clique.
 	CliquePlacementGate = "resource.nvidia.com/clique-placement"
-	// PlacementDomainLabelKey labels a held pod with its ComputeDomain's name (in the pod's namespace).
+	// PlacementDomainLabelKey labels a held pod with its ComputeDomain (in the pod's namespace): the value is
+	// PlacementDomainLabelValue of the domain's name.
 	PlacementDomainLabelKey = "resource.nvidia.com/computeDomainPlacement"
 	// PlacementCliqueAnnotationKey records on a released pod the clique the controller pinned it to.
 	PlacementCliqueAnnotationKey = "resource.nvidia.com/placementClique"
 )
+
+// placementLabelNamePrefix is how much of a long domain name PlacementDomainLabelValue keeps: with "_" and
+// placementLabelHashLen hex digits it is a label value's 63 characters.
+const (
+	placementLabelNamePrefix = validation.LabelValueMaxLength - 1 - placementLabelHashLen
+	placementLabelHashLen    = 16
+)
+
+// PlacementDomainLabelValue is the value of PlacementDomainLabelKey on the pods of the domain named name (in
+// their namespace): the name itself when it fits a label value (63 characters; a name is a DNS subdomain, so
+// it is a valid label value then), and otherwise its first 46 characters, "_" and 16 hex digits of the
+// SHA-256 of the whole name. A name never holds "_", so no name that fits reads as another's hashed value.
+func PlacementDomainLabelValue(name string) string {
+	if len(name) <= validation.LabelValueMaxLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:placementLabelNamePrefix] + "_" + hex.EncodeToString(sum[:])[:placementLabelHashLen]
+}

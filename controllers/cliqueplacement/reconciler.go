@@ -17,6 +17,7 @@ package cliqueplacement
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,7 +114,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, pods cache.Cache) error 
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1beta1.ComputeDomain{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesRawSource(source.Kind(pods, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(domainOfPod))).
+		WatchesRawSource(source.Kind(pods, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(r.domainOfPod))).
 		Complete(r)
 }
 
@@ -145,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // place is one pass over the domain's pods: the placement it found, and how soon to look again without an event.
 func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (status.Placement, time.Duration, error) {
 	var pods corev1.PodList
-	if err := r.pods.List(ctx, &pods, client.InNamespace(cd.Namespace), client.MatchingLabels{v1beta1.PlacementDomainLabelKey: cd.Name}); err != nil {
+	if err := r.pods.List(ctx, &pods, client.InNamespace(cd.Namespace), client.MatchingLabels{v1beta1.PlacementDomainLabelKey: v1beta1.PlacementDomainLabelValue(cd.Name)}); err != nil {
 		return status.Placement{}, 0, fmt.Errorf("list the pods held for the domain's clique: %w", err)
 	}
 	var waiting []*corev1.Pod
@@ -240,11 +241,28 @@ func (r *Reconciler) pickClique(ctx context.Context, need int) (string, capacity
 	return free.pick(need), free, nil
 }
 
-// domainOfPod maps a held or released pod to its domain.
-func domainOfPod(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[v1beta1.PlacementDomainLabelKey]
-	if name == "" {
+// domainOfPod maps a held or released pod to its domain: the label's value is the domain's name when the name
+// fits a label value, and otherwise a hashed value (v1beta1.PlacementDomainLabelValue), matched against the
+// names of the domains in the pod's namespace.
+func (r *Reconciler) domainOfPod(ctx context.Context, o client.Object) []reconcile.Request {
+	value := o.GetLabels()[v1beta1.PlacementDomainLabelKey]
+	if value == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+	if !strings.Contains(value, "_") {
+		// A name: a DNS subdomain never holds "_", a hashed value always does.
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: value}}}
+	}
+	var domains v1beta1.ComputeDomainList
+	if err := r.client.List(ctx, &domains, client.InNamespace(o.GetNamespace())); err != nil {
+		klog.FromContext(ctx).Error(err, "List the ComputeDomains of a pod held for clique placement", "pod", klog.KObj(o))
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range domains.Items {
+		if cd := &domains.Items[i]; v1beta1.PlacementDomainLabelValue(cd.Name) == value {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cd)})
+		}
+	}
+	return reqs
 }

@@ -171,7 +171,9 @@ func newPlacementFixture(t *testing.T, busy map[string]int) *placementFixture {
 // pod creates a pod of the domain as the webhook leaves it: held, or released into clique.
 func (f *placementFixture) pod(name, releasedTo string) {
 	f.t.Helper()
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Labels: map[string]string{v1beta1.PlacementDomainLabelKey: "gang"}}}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.domain.Namespace, Labels: map[string]string{
+		v1beta1.PlacementDomainLabelKey: v1beta1.PlacementDomainLabelValue(f.domain.Name),
+	}}}
 	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
 	p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.CliquePlacementGate}}
 	if releasedTo != "" {
@@ -264,5 +266,35 @@ func TestCliquePlacementKeepsEveryPodHeldWhileNoCliqueHasRoom(t *testing.T) {
 		if c != "held" {
 			t.Errorf("pod %s released into %q while no clique has room", p, c)
 		}
+	}
+}
+
+// A domain's name may be longer than a label value: its pods carry the hashed value the webhook gives them,
+// and the fallback finds them by it, releases them, and maps their events back to the domain.
+func TestCliquePlacementOfALongNamedDomain(t *testing.T) {
+	f := newPlacementFixture(t, map[string]int{})
+	f.domain.Name = strings.Repeat("trainer.", 31) + "gang"
+	if err := f.c.Create(context.Background(), f.domain); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		f.pod(fmt.Sprintf("p%d", i), "")
+	}
+	placement, where := f.reconcile()
+	if placement.Reason != v1beta1.ComputeDomainReasonCliqueAffinity {
+		t.Errorf("placement %s: %s; want the long-named domain's pods released", placement.Reason, placement.Message)
+	}
+	for p, c := range where {
+		if c == "held" {
+			t.Errorf("pod %s still held: %v", p, where)
+		}
+	}
+	var pod corev1.Pod
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.domain.Namespace, Name: "p0"}, &pod); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.r.domainOfPod(context.Background(), &pod)
+	if len(reqs) != 1 || reqs[0].Name != f.domain.Name || reqs[0].Namespace != f.domain.Namespace {
+		t.Errorf("the pod's event maps to %v, want its domain %s", reqs, client.ObjectKeyFromObject(f.domain))
 	}
 }
