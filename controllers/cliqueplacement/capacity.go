@@ -34,10 +34,31 @@ const TopologyKey = v1beta1.CliqueNodeLabelKey
 // those that released pods of other domains are heading for.
 type capacity map[string]int
 
+// domainKey names a managed domain as its pods do: their namespace and their PlacementDomainLabelKey value.
+type domainKey struct{ namespace, value string }
+
+// managedDomains is the spec.numNodes of each ComputeDomain the fallback places (those with spec.numNodes), by
+// the key its pods carry.
+func managedDomains(domains []v1beta1.ComputeDomain) map[domainKey]int {
+	managed := map[domainKey]int{}
+	for i := range domains {
+		if cd := &domains[i]; cd.Spec.NumNodes > 0 {
+			managed[domainKey{cd.Namespace, v1beta1.PlacementDomainLabelValue(cd.Name)}] = int(cd.Spec.NumNodes)
+		}
+	}
+	return managed
+}
+
 // freeCapacity counts the free nodes per clique from the cluster's nodes (their clique labels), its allocated
 // ResourceClaims (a node is busy when a claim holds a device of gpuDriver there) and the pods the fallback
 // released that are not bound yet (each takes one node of its clique).
-func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.ResourceClaim, gpuDriver string, released []corev1.Pod) capacity {
+//
+// A released pod is one the controller released for a domain it manages: its label names a domain of managed
+// in its namespace, and it carries the clique annotation, which only the controller may write (the chart's
+// placement-mark policy). The label and the rest of the pod are the tenant's own to write, so a domain's
+// unbound pods take at most its spec.numNodes nodes less those of its pods already bound, and a clique no node
+// carries takes nothing: a tenant cannot make other tenants' domains wait by creating pods that look released.
+func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.ResourceClaim, gpuDriver string, released []corev1.Pod, managed map[domainKey]int) capacity {
 	busy := map[string]bool{}
 	for i := range claims {
 		c := &claims[i]
@@ -65,14 +86,31 @@ func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.Reso
 			free[clique]++
 		}
 	}
+	// left is, per domain, how many more nodes its unbound pods may take: spec.numNodes less its bound pods.
+	left := map[domainKey]int{}
+	for k, numNodes := range managed {
+		left[k] = numNodes
+	}
+	for i := range released {
+		if p := &released[i]; p.Spec.NodeName != "" && !finished(p) {
+			left[domainKey{p.Namespace, p.Labels[v1beta1.PlacementDomainLabelKey]}]--
+		}
+	}
 	for i := range released {
 		p := &released[i]
 		if p.Spec.NodeName != "" || finished(p) || held(p) {
 			continue
 		}
-		if c := p.Annotations[v1beta1.PlacementCliqueAnnotationKey]; c != "" {
-			free[c]--
+		k := domainKey{p.Namespace, p.Labels[v1beta1.PlacementDomainLabelKey]}
+		if _, ok := managed[k]; !ok || left[k] <= 0 {
+			continue
 		}
+		c := p.Annotations[v1beta1.PlacementCliqueAnnotationKey]
+		if _, ok := free[c]; !ok {
+			continue
+		}
+		free[c]--
+		left[k]--
 	}
 	return free
 }

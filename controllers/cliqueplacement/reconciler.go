@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -46,9 +47,13 @@ import (
 // ControllerName names the fallback's controller in logs and metrics.
 const ControllerName = "clique-placement"
 
-// noCliqueRetry is how often a domain whose pods wait for a clique with enough free nodes looks again: capacity
-// frees when other claims go, and the fallback does not watch every claim of the cluster.
-const noCliqueRetry = 2 * time.Second
+// A domain whose pods wait for a clique with enough free nodes looks again after noCliqueRetry, doubling at each
+// look that finds none, up to maxNoCliqueRetry: capacity frees when other claims go, and the fallback does not
+// watch every claim of the cluster, but each look lists them all, and every pod placed by the fallback.
+const (
+	noCliqueRetry    = 2 * time.Second
+	maxNoCliqueRetry = time.Minute
+)
 
 // conflictRetry is how soon a release that met a stale pod is tried again.
 const conflictRetry = 200 * time.Millisecond
@@ -79,11 +84,16 @@ type Reconciler struct {
 	// picks holds, by domain UID, the clique picked for a domain until the pod cache shows its pods released
 	// (their annotation names it then), so that a reconcile on a stale cache does not pick again.
 	picks sync.Map
+	// noCliqueBackoff spaces, per domain, the looks for a clique with room.
+	noCliqueBackoff workqueue.TypedRateLimiter[types.NamespacedName]
 }
 
 // New returns the fallback's reconciler.
 func New(o Options) *Reconciler {
-	return &Reconciler{client: o.Client, apiReader: o.APIReader, pods: o.Pods, gpuDriver: o.GPUDriver, verdicts: o.Verdicts}
+	return &Reconciler{
+		client: o.Client, apiReader: o.APIReader, pods: o.Pods, gpuDriver: o.GPUDriver, verdicts: o.Verdicts,
+		noCliqueBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](noCliqueRetry, maxNoCliqueRetry),
+	}
 }
 
 // NewPodCache is the fallback's cache of the pods labeled v1beta1.PlacementDomainLabelKey in every namespace,
@@ -126,18 +136,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, cd); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.verdicts.forget(req.NamespacedName)
+			r.noCliqueBackoff.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
 	}
 	if cd.DeletionTimestamp != nil || cd.Spec.NumNodes == 0 {
 		r.verdicts.forget(req.NamespacedName)
+		r.noCliqueBackoff.Forget(req.NamespacedName)
 		r.picks.Delete(cd.UID)
 		return ctrl.Result{}, nil
 	}
 	p, retry, err := r.place(ctx, cd)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if p.Reason == v1beta1.ComputeDomainReasonNoCliqueFree {
+		retry = r.noCliqueBackoff.When(req.NamespacedName)
+	} else {
+		r.noCliqueBackoff.Forget(req.NamespacedName)
 	}
 	r.verdicts.set(ctx, cd, p)
 	return ctrl.Result{RequeueAfter: retry}, nil
@@ -194,7 +211,8 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 		}
 		if clique == "" {
 			msg := fmt.Sprintf("no NVLink clique has %d free nodes for the domain's pods (%s); all %d stay held until one has", need, free, need)
-			return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonNoCliqueFree, Message: msg, Unschedulable: msg}, noCliqueRetry, nil
+			// Reconcile spaces the next look (noCliqueBackoff).
+			return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonNoCliqueFree, Message: msg, Unschedulable: msg}, 0, nil
 		}
 		klog.FromContext(ctx).Info("Picked the domain's NVLink clique", "clique", clique, "pods", need, "free", free[clique])
 		r.picks.Store(cd.UID, clique)
@@ -221,7 +239,8 @@ func placed(need int, clique string) status.Placement {
 }
 
 // pickClique picks a clique with need free nodes from live reads (the cluster's allocated claims and the pods
-// released before, which the cache may not show yet) and returns it with the capacity it saw; "" when none has.
+// released before, which the cache may not show yet; the domains they belong to from the cache) and returns it
+// with the capacity it saw; "" when none has.
 // The caller holds pickMu.
 func (r *Reconciler) pickClique(ctx context.Context, need int) (string, capacity, error) {
 	nodes := &metav1.PartialObjectMetadataList{}
@@ -237,7 +256,11 @@ func (r *Reconciler) pickClique(ctx context.Context, need int) (string, capacity
 	if err := r.apiReader.List(ctx, &released, client.HasLabels{v1beta1.PlacementDomainLabelKey}); err != nil {
 		return "", nil, fmt.Errorf("list the pods released into cliques: %w", err)
 	}
-	free := freeCapacity(nodes.Items, claims.Items, r.gpuDriver, released.Items)
+	var domains v1beta1.ComputeDomainList
+	if err := r.client.List(ctx, &domains); err != nil {
+		return "", nil, fmt.Errorf("list the ComputeDomains whose pods are released into cliques: %w", err)
+	}
+	free := freeCapacity(nodes.Items, claims.Items, r.gpuDriver, released.Items, managedDomains(domains.Items))
 	return free.pick(need), free, nil
 }
 

@@ -17,12 +17,16 @@ package cliqueplacement
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -48,7 +52,8 @@ func TestFreeCapacityAndPick(t *testing.T) {
 		}}}
 	}
 	releasedTo := func(clique, nodeName string, gated bool) corev1.Pod {
-		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{v1beta1.PlacementCliqueAnnotationKey: clique}}}
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Labels: map[string]string{v1beta1.PlacementDomainLabelKey: "gang"},
+			Annotations: map[string]string{v1beta1.PlacementCliqueAnnotationKey: clique}}}
 		p.Spec.NodeName = nodeName
 		if gated {
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.CliquePlacementGate}}
@@ -74,7 +79,8 @@ func TestFreeCapacityAndPick(t *testing.T) {
 		releasedTo("c", "c3", false), // bound: counted by its claims, not here
 		releasedTo("b", "", true),    // still held: takes nothing
 	}
-	free := freeCapacity(nodes, claims, v1beta1.GPUDriverName, released)
+	managed := managedDomains([]v1beta1.ComputeDomain{*utiltesting.MakeComputeDomain("gang", "team-a").NumNodes(4).Obj()})
+	free := freeCapacity(nodes, claims, v1beta1.GPUDriverName, released, managed)
 	want := capacity{"a": 2, "b": 4, "c": 3}
 	if len(free) != len(want) {
 		t.Fatalf("free %v, want %v", free, want)
@@ -184,8 +190,8 @@ func (f *placementFixture) pod(name, releasedTo string) {
 	}
 }
 
-// reconcile runs the fallback once and returns the placement it found and where each pod is: its clique, or
-// "held".
+// reconcile runs the fallback once and returns the placement it found and where each pod of the domain's
+// namespace is: its clique, or "held".
 func (f *placementFixture) reconcile() (*status.Placement, map[string]string) {
 	f.t.Helper()
 	placement, _, err := f.r.place(context.Background(), f.domain)
@@ -193,7 +199,7 @@ func (f *placementFixture) reconcile() (*status.Placement, map[string]string) {
 		f.t.Fatal(err)
 	}
 	var pods corev1.PodList
-	if err := f.c.List(context.Background(), &pods); err != nil {
+	if err := f.c.List(context.Background(), &pods, client.InNamespace(f.domain.Namespace)); err != nil {
 		f.t.Fatal(err)
 	}
 	where := map[string]string{}
@@ -296,5 +302,112 @@ func TestCliquePlacementOfALongNamedDomain(t *testing.T) {
 	reqs := f.r.domainOfPod(context.Background(), &pod)
 	if len(reqs) != 1 || reqs[0].Name != f.domain.Name || reqs[0].Namespace != f.domain.Namespace {
 		t.Errorf("the pod's event maps to %v, want its domain %s", reqs, client.ObjectKeyFromObject(f.domain))
+	}
+}
+
+// A tenant's pods that look released (the placement label, a placementClique annotation, unbound, ungated)
+// take no node from other tenants' domains unless the controller released them for a domain it manages: the
+// pod's label names an existing domain of its namespace with spec.numNodes, and such a domain's unbound pods
+// take at most its spec.numNodes nodes less those of its pods already bound. (That only the controller writes
+// the annotation is the chart's placement-mark policy: charts TestPlacementMarkPolicy.)
+func TestCliquePlacementCountsOnlyPodsReleasedForDomainsItManages(t *testing.T) {
+	f := newPlacementFixture(t, map[string]int{})
+	ctx := context.Background()
+	domains := []*v1beta1.ComputeDomain{
+		utiltesting.MakeComputeDomain("tiny", "mallory").Channel("tiny-channel").NumNodes(2).Obj(),
+		utiltesting.MakeComputeDomain("elastic", "mallory").Channel("elastic-channel").Obj(),
+		f.domain,
+	}
+	for _, cd := range domains {
+		if err := f.c.Create(ctx, cd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lookReleased := func(name, domain, clique, node string) {
+		t.Helper()
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "mallory",
+			Labels:      map[string]string{v1beta1.PlacementDomainLabelKey: domain},
+			Annotations: map[string]string{v1beta1.PlacementCliqueAnnotationKey: clique},
+		}}
+		p.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
+		p.Spec.NodeName = node
+		if err := f.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 18 pods of no domain, 6 in each clique: every clique read 0 free.
+	for _, clique := range []string{"a", "b", "c"} {
+		for i := range 6 {
+			lookReleased(fmt.Sprintf("ghost-%s%d", clique, i), "ghost", clique, "")
+		}
+	}
+	// A domain of 2 nodes, one pod bound, with 5 unbound pods heading for a: one node more, not five.
+	lookReleased("tiny-bound", "tiny", "a", "a5")
+	for i := range 5 {
+		lookReleased(fmt.Sprintf("tiny-%d", i), "tiny", "a", "")
+	}
+	// A domain without spec.numNodes is never held, so never released: its pods take nothing here.
+	for i := range 6 {
+		lookReleased(fmt.Sprintf("elastic-%d", i), "elastic", "b", "")
+	}
+	// A clique no node carries is not a clique.
+	lookReleased("nowhere", "tiny", "nowhere", "")
+
+	_, free, err := f.r.pickClique(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (capacity{"a": 5, "b": 6, "c": 6}); !maps.Equal(free, want) {
+		t.Errorf("free capacity %v, want %v", free, want)
+	}
+	for i := range 4 {
+		f.pod(fmt.Sprintf("p%d", i), "")
+	}
+	placement, where := f.reconcile()
+	if placement.Reason != v1beta1.ComputeDomainReasonCliqueAffinity || !strings.Contains(placement.Message, "clique a") {
+		t.Errorf("placement %s: %s; want the gang released into a", placement.Reason, placement.Message)
+	}
+	for p, c := range where {
+		if strings.HasPrefix(p, "p") && c != "a" {
+			t.Errorf("pod %s in %q, want a: %v", p, c, where)
+		}
+	}
+}
+
+// A domain no clique has room for looks again later each time, 2 s doubling up to a minute, instead of
+// listing the cluster's claims and pods every 2 s while it waits; once placed, it starts from 2 s again.
+func TestReconcileBacksOffWhileNoCliqueHasRoom(t *testing.T) {
+	f := newPlacementFixture(t, map[string]int{"a": 3, "b": 3, "c": 3})
+	ctx := context.Background()
+	if err := f.c.Create(ctx, f.domain); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		f.pod(fmt.Sprintf("p%d", i), "")
+	}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.domain)}
+	var got []time.Duration
+	for range 8 {
+		res, err := f.r.Reconcile(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res.RequeueAfter)
+	}
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute, time.Minute}
+	if !slices.Equal(got, want) {
+		t.Errorf("looks again after %v, want %v", got, want)
+	}
+	if placement, _ := f.r.verdicts.Placement(f.domain); placement.Reason != v1beta1.ComputeDomainReasonNoCliqueFree {
+		t.Fatalf("verdict %+v, want NoCliqueFree", placement)
+	}
+	if err := f.c.DeleteAllOf(ctx, &resourcev1.ResourceClaim{}, client.InNamespace("other")); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.r.Reconcile(ctx, req); err != nil || res.RequeueAfter != 0 {
+		t.Errorf("once a clique frees: %+v, %v; want the pods released and no retry", res, err)
+	}
+	if d := f.r.noCliqueBackoff.When(req.NamespacedName); d != 2*time.Second {
+		t.Errorf("after the release the backoff starts at %v, want 2s again", d)
 	}
 }
