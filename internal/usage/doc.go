@@ -25,4 +25,10 @@
 // never reused, so a reader can pull the ledger incrementally
 // (GET /usage?after=<seq>). Closed intervals older than the retention are
 // dropped by Compact; sequence numbers carry on.
+//
+// The ledger never stops its node: a file that cannot be read whole (a
+// damaged line, a header of another node from a cloned disk) is moved aside
+// and the ledger written anew with what could be read (Quarantined says so).
+// The header names the node that created the ledger, so the metering
+// component can refuse a ledger served by another node.
 package usage

@@ -32,9 +32,12 @@ const MaxRecordsPerPage = 5000
 
 // Page is one answer of GET /usage?after=<seq>.
 type Page struct {
-	// Ledger is the ledger's ID; Node the plugin's node.
-	Ledger string `json:"ledger"`
-	Node   string `json:"node"`
+	// Ledger is the ledger's ID; Node the plugin's node; LedgerNode the
+	// node the ledger's header names (its creator, or the node that adopted
+	// a ledger written before headers named one).
+	Ledger     string `json:"ledger"`
+	Node       string `json:"node"`
+	LedgerNode string `json:"ledgerNode,omitempty"`
 	// Now is the node's time of the answer: open intervals last at least
 	// until then.
 	Now time.Time `json:"now"`
@@ -43,6 +46,9 @@ type Page struct {
 	Records []Record `json:"records"`
 	// More says that records after the last one were left out.
 	More bool `json:"more"`
+	// Quarantined are the ledger files the plugin moved aside because they
+	// could not be read whole.
+	Quarantined []Quarantine `json:"quarantined,omitempty"`
 }
 
 // Handler serves the ledger read-only: GET /usage?after=<seq>[&limit=<n>].
@@ -80,6 +86,6 @@ func Handler(l *Ledger, node string, clk clock.PassiveClock) http.Handler {
 			recs = []Record{}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(Page{Ledger: l.ID(), Node: node, Now: now, NextSeq: next, Records: recs, More: more})
+		_ = json.NewEncoder(w).Encode(Page{Ledger: l.ID(), Node: node, LedgerNode: l.Node(), Now: now, NextSeq: next, Records: recs, More: more, Quarantined: l.Quarantined()})
 	})
 }

@@ -29,6 +29,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/computedomain-operator/computedomain-operator/internal/atomicfile"
 )
 
@@ -41,29 +43,51 @@ type header struct {
 	// finds another ID at the same node starts that node over from seq 0.
 	Ledger  string `json:"ledger"`
 	Version string `json:"version"`
+	// Node is the node whose plugin created the file. A plugin that finds
+	// another node's ledger (a cloned disk) quarantines it and starts its
+	// own; the metering component refuses a ledger served by another node.
+	Node string `json:"node,omitempty"`
 	// NextSeq is the next sequence number as of the last compaction, so
 	// numbers carry on when compaction dropped every record.
 	NextSeq uint64 `json:"nextSeq,omitempty"`
 }
 
+// Options are what Open needs besides the path.
+type Options struct {
+	// Node is the plugin's node, written into a new ledger's header; a
+	// ledger of another node is quarantined. Empty: not checked.
+	Node string
+	// Clock names quarantined files; nil: the real clock.
+	Clock clock.PassiveClock
+}
+
 // Ledger is one node plugin's usage ledger file, safe for concurrent use.
 type Ledger struct {
-	mu      sync.Mutex
-	path    string
-	id      string
-	f       *os.File
-	size    int64
-	records []Record
-	next    uint64
-	open    map[IntervalKey]Record
-	closed  map[IntervalKey]bool
+	mu          sync.Mutex
+	path        string
+	id          string
+	node        string
+	f           *os.File
+	size        int64
+	records     []Record
+	next        uint64
+	open        map[IntervalKey]Record
+	closed      map[IntervalKey]bool
+	quarantined []Quarantine
 }
 
 // Open opens the ledger at path, creating it (and its ID) when missing. A
 // last line torn by a crash during an append is cut off: its record was never
-// acknowledged. Any other unreadable line is an error naming the file and line.
-func Open(path string) (*Ledger, error) {
-	l := &Ledger{path: path, next: 1, open: map[IntervalKey]Record{}, closed: map[IntervalKey]bool{}}
+// acknowledged. A ledger that cannot be read whole is never an error that
+// stops the node: the file is moved aside (Quarantined says where and why)
+// and a new one written with every record that could be read (see
+// quarantine.go). Only a file system that cannot be read or written is an
+// error.
+func Open(path string, opts Options) (*Ledger, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	l := &Ledger{path: path, node: opts.Node, next: 1, open: map[IntervalKey]Record{}, closed: map[IntervalKey]bool{}}
 	raw, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -73,7 +97,7 @@ func Open(path string) (*Ledger, error) {
 	case err != nil:
 		return nil, fmt.Errorf("read usage ledger: %w", err)
 	default:
-		if err := l.load(raw); err != nil {
+		if err := l.load(raw, opts.Clock.Now()); err != nil {
 			return nil, err
 		}
 	}
@@ -85,13 +109,21 @@ func Open(path string) (*Ledger, error) {
 	return l, nil
 }
 
-func (l *Ledger) create() error {
+func newID() (string, error) {
 	id := make([]byte, 8)
 	if _, err := rand.Read(id); err != nil {
-		return fmt.Errorf("usage ledger ID: %w", err)
+		return "", fmt.Errorf("usage ledger ID: %w", err)
 	}
-	l.id = hex.EncodeToString(id)
-	line, err := json.Marshal(header{Ledger: l.id, Version: FormatVersion})
+	return hex.EncodeToString(id), nil
+}
+
+func (l *Ledger) create() error {
+	id, err := newID()
+	if err != nil {
+		return err
+	}
+	l.id = id
+	line, err := json.Marshal(header{Ledger: l.id, Version: FormatVersion, Node: l.node})
 	if err != nil {
 		return fmt.Errorf("encode usage ledger header: %w", err)
 	}
@@ -103,10 +135,11 @@ func (l *Ledger) create() error {
 	return syncDir(filepath.Dir(l.path))
 }
 
-func (l *Ledger) load(raw []byte) error {
-	good := 0 // bytes of complete, readable lines
+func (l *Ledger) load(raw []byte, now time.Time) error {
+	good := 0 // bytes of complete lines
 	lineNo := 0
-	var headerNext uint64
+	var headerNext, maxSeq uint64
+	var damage damage
 	r := bufio.NewReader(bytes.NewReader(raw))
 	for {
 		line, err := r.ReadBytes('\n')
@@ -116,38 +149,47 @@ func (l *Ledger) load(raw []byte) error {
 			break
 		}
 		lineNo++
+		good += len(line)
 		if lineNo == 1 {
-			var h header
-			if err := json.Unmarshal(line, &h); err != nil {
-				return fmt.Errorf("usage ledger %s line 1: not a ledger header: %w", l.path, err)
+			h, err := readHeader(line)
+			if err != nil {
+				damage.add(1, err)
+				continue
 			}
-			if h.Ledger == "" {
-				return fmt.Errorf("usage ledger %s line 1: the header has no ledger ID (want {\"ledger\":<id>,\"version\":%q})", l.path, FormatVersion)
-			}
-			if h.Version != FormatVersion {
-				return fmt.Errorf("usage ledger %s: version %q, allowed: %s", l.path, h.Version, FormatVersion)
+			if l.node != "" && h.Node != "" && h.Node != l.node {
+				// Another node's ledger (a cloned disk): none of it is
+				// this node's.
+				damage.foreign = h.Node
+				break
 			}
 			l.id = h.Ledger
 			headerNext = h.NextSeq
-		} else {
-			var rec Record
-			if err := json.Unmarshal(line, &rec); err != nil {
-				return fmt.Errorf("usage ledger %s line %d: %w", l.path, lineNo, err)
-			}
-			if err := rec.validate(); err != nil {
-				return fmt.Errorf("usage ledger %s line %d: %w", l.path, lineNo, err)
-			}
-			if rec.Seq < l.next {
-				return fmt.Errorf("usage ledger %s line %d: seq %d after seq %d", l.path, lineNo, rec.Seq, l.next-1)
-			}
-			l.apply(rec)
+			continue
 		}
-		good += len(line)
+		var rec Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			damage.add(lineNo, err)
+			continue
+		}
+		if err := rec.validate(); err != nil {
+			damage.add(lineNo, err)
+			continue
+		}
+		maxSeq = max(maxSeq, rec.Seq)
+		if rec.Seq < l.next {
+			damage.add(lineNo, fmt.Errorf("seq %d after seq %d", rec.Seq, l.next-1))
+			continue
+		}
+		l.apply(rec)
 	}
 	if lineNo == 0 {
-		return fmt.Errorf("usage ledger %s: no header line", l.path)
+		damage.add(1, errors.New("no header line"))
 	}
-	l.next = max(l.next, headerNext)
+	// Numbers carry on after every number the file held, readable or not.
+	l.next = max(l.next, headerNext, maxSeq+1)
+	if damage.any() {
+		return l.quarantine(raw, damage, now)
+	}
 	if good < len(raw) {
 		if err := os.Truncate(l.path, int64(good)); err != nil {
 			return fmt.Errorf("cut the torn last line of usage ledger %s: %w", l.path, err)
@@ -155,6 +197,20 @@ func (l *Ledger) load(raw []byte) error {
 	}
 	l.size = int64(good)
 	return nil
+}
+
+func readHeader(line []byte) (header, error) {
+	var h header
+	if err := json.Unmarshal(line, &h); err != nil {
+		return h, fmt.Errorf("not a ledger header: %w", err)
+	}
+	if h.Ledger == "" {
+		return h, fmt.Errorf("the header has no ledger ID (want {\"ledger\":<id>,\"version\":%q})", FormatVersion)
+	}
+	if h.Version != FormatVersion {
+		return h, fmt.Errorf("version %q, allowed: %s", h.Version, FormatVersion)
+	}
+	return h, nil
 }
 
 func (l *Ledger) apply(rec Record) {
@@ -179,6 +235,9 @@ func (l *Ledger) Close() error {
 
 // ID is the ledger's random ID.
 func (l *Ledger) ID() string { return l.id }
+
+// Node is the node the ledger belongs to (empty: not said).
+func (l *Ledger) Node() string { return l.node }
 
 // Append numbers the records, writes them in one write and fsyncs. On error
 // the file is cut back to where it was and nothing is recorded. It refuses a
@@ -301,7 +360,7 @@ func (l *Ledger) Compact(cutoff time.Time) (int, error) {
 		return 0, nil
 	}
 	var buf bytes.Buffer
-	line, err := json.Marshal(header{Ledger: l.id, Version: FormatVersion, NextSeq: l.next})
+	line, err := json.Marshal(header{Ledger: l.id, Version: FormatVersion, Node: l.node, NextSeq: l.next})
 	if err != nil {
 		return 0, fmt.Errorf("encode usage ledger header: %w", err)
 	}

@@ -40,7 +40,7 @@ func end(uid string, from, at time.Time) Record {
 
 func mustOpen(t *testing.T, path string) *Ledger {
 	t.Helper()
-	l, err := Open(path)
+	l, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestLedgerRefusesToOpenAnIntervalTwiceOrCloseOneNotOpen(t *testing.T) {
 	}
 }
 
-func TestLedgerCutsATornLastLineAndRefusesABadOne(t *testing.T) {
+func TestLedgerCutsATornLastLineAndQuarantinesABadOne(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "usage.jsonl")
 	l := mustOpen(t, path)
 	mustAppend(t, l, start("a", t0))
@@ -143,15 +143,16 @@ func TestLedgerCutsATornLastLineAndRefusesABadOne(t *testing.T) {
 	}
 	_ = third.Close()
 
-	// A bad complete line is not a torn append: refuse, naming it.
+	// A bad complete line is not a torn append: it is quarantined (see
+	// TestADamagedMiddleLineIsQuarantinedAndTheRestKept), naming it.
 	raw, _ := os.ReadFile(path)
 	lines := strings.SplitAfter(string(raw), "\n")
 	lines[1] = "{not json}\n"
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("error %v, want it to name line 2", err)
+	if l := mustOpen(t, path); len(l.Quarantined()) != 1 || l.Quarantined()[0].Lines[0] != 2 {
+		t.Errorf("quarantined %+v, want line 2", l.Quarantined())
 	}
 }
 
@@ -219,5 +220,70 @@ func TestHandlerPagesTheLedger(t *testing.T) {
 		if code, _ := get(bad); code != http.StatusBadRequest {
 			t.Errorf("%s: status %d, want 400", bad, code)
 		}
+	}
+}
+
+func TestADamagedMiddleLineIsQuarantinedAndTheRestKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.jsonl")
+	l := mustOpen(t, path)
+	mustAppend(t, l, start("a", t0), start("b", t0.Add(time.Second)), end("a", t0, t0.Add(time.Minute)))
+	id := l.ID()
+	_ = l.Close()
+	raw, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(raw), "\n")
+	lines[2] = "{\"seq\":2,\"kind\":\x00\x00 bit rot}\n" // b's start
+	damaged := strings.Join(lines, "")
+	if err := os.WriteFile(path, []byte(damaged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	again := mustOpen(t, path)
+	if again.ID() != id {
+		t.Errorf("ID %q, want %q kept: the header was readable", again.ID(), id)
+	}
+	if recs, _ := again.After(0, 0); !cmp.Equal(seqs(recs), []uint64{1, 3}) {
+		t.Errorf("records %v, want the readable ones 1 and 3", seqs(recs))
+	}
+	q := again.Quarantined()
+	if len(q) != 1 || !cmp.Equal(q[0].Lines, []int{3}) {
+		t.Fatalf("quarantined %+v, want one file naming line 3", q)
+	}
+	if kept, err := os.ReadFile(q[0].File); err != nil || string(kept) != damaged {
+		t.Errorf("the quarantined file %s does not hold the damaged ledger as it was (err %v)", q[0].File, err)
+	}
+	// The ledger goes on: numbers carry on after the damaged line's.
+	mustAppend(t, again, start("c", t0.Add(2*time.Minute)))
+	if next := again.NextSeq(); next != 5 {
+		t.Errorf("next seq %d, want 5", next)
+	}
+	_ = again.Close()
+	if third := mustOpen(t, path); len(third.Quarantined()) != 0 {
+		t.Errorf("the rewritten ledger was quarantined again: %+v", third.Quarantined())
+	}
+}
+
+func TestAnotherNodesLedgerIsQuarantinedAndANewOneStarted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.jsonl")
+	a, err := Open(path, Options{Node: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, a, start("a", t0))
+	id := a.ID()
+	_ = a.Close()
+	// Node B boots from a copy of A's disk.
+	b, err := Open(path, Options{Node: "node-b", Clock: clocktesting.NewFakeClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	if b.ID() == id || b.Node() != "node-b" {
+		t.Errorf("ledger %s of %s, want a new ID of node-b", b.ID(), b.Node())
+	}
+	if recs, _ := b.After(0, 0); len(recs) != 0 {
+		t.Errorf("records %v: node A's were kept", seqs(recs))
+	}
+	if q := b.Quarantined(); len(q) != 1 || !strings.Contains(q[0].Reason, "created by node node-a") {
+		t.Errorf("quarantined %+v, want A's file naming node-a", q)
 	}
 }

@@ -174,7 +174,7 @@ func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {
 		e.t.Fatal(err)
 	}
 	cfg := Config{DriverName: testDriver, NodeName: testNode, PartitionableMIG: e.partition, HostRoot: e.hostRoot}
-	ledger, err := usage.Open(e.usage)
+	ledger, err := usage.Open(e.usage, usage.Options{Node: testNode, Clock: e.clock})
 	if err != nil {
 		e.t.Fatal(err)
 	}

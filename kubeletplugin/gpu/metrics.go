@@ -29,6 +29,7 @@ type Metrics struct {
 	unprepareErrors   *prometheus.CounterVec
 	devices           *prometheus.GaugeVec
 	unmonitoredGPUs   prometheus.Gauge
+	usageQuarantined  prometheus.Gauge
 }
 
 // Device states of the devices gauge.
@@ -62,9 +63,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "gpu_kubelet_plugin_gpus_without_xid_monitoring",
 			Help: "GPUs whose NVML Xid and ECC events are not watched (the event set or their registration failed); only losing the GPU is noticed on them.",
 		}),
+		usageQuarantined: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gpu_kubelet_plugin_usage_ledger_quarantined_files",
+			Help: "Usage ledger files moved aside at start because they could not be read whole (a damaged line, another node's ledger); the ledger goes on with what could be read.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.prepareDuration, m.unprepareDuration, m.prepareErrors, m.unprepareErrors, m.devices, m.unmonitoredGPUs)
+		reg.MustRegister(m.prepareDuration, m.unprepareDuration, m.prepareErrors, m.unprepareErrors, m.devices, m.unmonitoredGPUs, m.usageQuarantined)
 	}
 	return m
 }
@@ -90,3 +95,5 @@ func (m *Metrics) setDeviceStates(counts map[string]int) {
 }
 
 func (m *Metrics) setUnmonitoredGPUs(n int) { m.unmonitoredGPUs.Set(float64(n)) }
+
+func (m *Metrics) setUsageQuarantined(n int) { m.usageQuarantined.Set(float64(n)) }

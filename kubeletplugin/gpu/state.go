@@ -88,6 +88,7 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMoni
 	}
 	// Claims prepared before a crash that hit before their usage was
 	// recorded, and intervals of claims forgotten since.
+	s.reportUsageQuarantine(ctx)
 	s.syncUsageLocked(ctx)
 	s.compactUsage(ctx)
 	s.updateDeviceMetrics()

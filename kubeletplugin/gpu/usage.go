@@ -193,6 +193,21 @@ func (s *nodeState) reopenUsageLocked(uid string, cs checkpoint.ClaimState) erro
 	return s.ledger.SaveClaim(uid, cs)
 }
 
+// reportUsageQuarantine says which ledger files Open moved aside: the node
+// keeps serving, and the ledger goes on with what could be read (the
+// metering component also sees them in every page and raises an event).
+func (s *nodeState) reportUsageQuarantine(ctx context.Context) {
+	if s.usage == nil {
+		return
+	}
+	q := s.usage.Quarantined()
+	s.metrics.setUsageQuarantined(len(q))
+	for _, f := range q {
+		klog.FromContext(ctx).Error(nil, "Usage ledger could not be read whole; moved it aside and went on with what could be read",
+			"file", f.File, "lines", f.Lines, "reason", f.Reason, "ledger", s.usage.ID())
+	}
+}
+
 // compactUsage drops closed intervals older than the retention.
 func (s *nodeState) compactUsage(ctx context.Context) {
 	if s.usage == nil {

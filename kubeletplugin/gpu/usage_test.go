@@ -16,10 +16,14 @@ package gpu
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
@@ -35,7 +39,7 @@ type interval struct {
 
 func ledgerIntervals(t *testing.T, e *testNodeEnv) ([]interval, []usage.Record) {
 	t.Helper()
-	l, err := usage.Open(e.usage)
+	l, err := usage.Open(e.usage, usage.Options{Node: testNode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,5 +259,55 @@ func TestUsageRecordsMIGProfilesSharingAndAdminAccess(t *testing.T) {
 	}
 	if byClaim["ts"].Sharing != "TimeSlicing" || byClaim["owner"].Sharing != "" || byClaim["owner"].AdminAccess || !byClaim["admin"].AdminAccess {
 		t.Errorf("devices %+v: want ts time-sliced, owner exclusive, admin marked admin access", byClaim)
+	}
+}
+
+func TestADamagedUsageLedgerDoesNotStopThePlugin(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	t0 := e.clock.Now()
+	train := utiltesting.MakeResourceClaim("train", "default").UID("uid-train").Device("gpu", testDriver, testNode, "gpu-0").Obj()
+	eval := utiltesting.MakeResourceClaim("eval", "default").UID("uid-eval").Device("gpu", testDriver, testNode, "gpu-1").Obj()
+	for _, c := range []*resourceapi.ResourceClaim{train, eval} {
+		if _, err := prepareOne(t, d, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Bit rot in the middle of the file (train's start), then a restart.
+	raw, err := os.ReadFile(e.usage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(raw), "\n")
+	lines[1] = "{\"seq\":1,\x00\x00\n"
+	if err := os.WriteFile(e.usage, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Minute)
+	reg := prometheus.NewRegistry()
+	d = e.mustDriver(func(_ *Config, deps *Deps) { deps.Metrics = NewMetrics(reg) })
+	// The node keeps preparing and unpreparing.
+	if err := unprepare(t, d, "uid-eval")["uid-eval"]; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("next", "default").UID("uid-next").Device("gpu", testDriver, testNode, "gpu-1").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	// What could be read is kept; the sync wrote train's lost start again
+	// from the checkpoint.
+	got, _ := ledgerIntervals(t, e)
+	want := []interval{
+		{Claim: "uid-eval", Start: t0, End: t0.Add(time.Minute)},
+		{Claim: "uid-train", Start: t0},
+		{Claim: "uid-next", Start: t0.Add(time.Minute)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("intervals (-want +got):\n%s", diff)
+	}
+	if q, _ := filepath.Glob(e.usage + ".damaged-*"); len(q) != 1 {
+		t.Errorf("quarantined files %v, want one next to the ledger", q)
+	}
+	if got := metricValue(t, reg, "gpu_kubelet_plugin_usage_ledger_quarantined_files", "", ""); got != 1 {
+		t.Errorf("quarantined-ledger metric %v, want 1", got)
 	}
 }

@@ -115,11 +115,20 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 	if err := os.MkdirAll(dopts.PluginDataDir(), 0o750); err != nil {
 		return fmt.Errorf("plugin data directory: %w", err)
 	}
-	ledger, err := usage.Open(filepath.Join(dopts.PluginDataDir(), UsageLedgerFile))
+	// The ledger never takes the node's devices down: a file that cannot be
+	// read whole is quarantined by Open, and a ledger that cannot be opened
+	// at all (the file system) leaves the node serving without metering.
+	var routes []draplugin.Route
+	ledger, err := usage.Open(filepath.Join(dopts.PluginDataDir(), UsageLedgerFile), usage.Options{Node: o.NodeName})
 	if err != nil {
-		return fmt.Errorf("usage ledger: %w", err)
+		logger.Error(err, "Opening the usage ledger failed; serving without metering")
+		ledger = nil
+	} else {
+		defer func() { _ = ledger.Close() }()
+		// The ledger names namespaces and claims: it is served next to the
+		// metrics on the pod's own address only (docs/metering.md).
+		routes = append(routes, draplugin.Route{Path: usage.Path, Handler: usage.Handler(ledger, o.NodeName, clock.RealClock{})})
 	}
-	defer func() { _ = ledger.Close() }()
 	driver, err := gpu.NewDriver(ctx, gpu.Config{
 		DriverName: o.DriverName, NodeName: o.NodeName, PartitionableMIG: o.partitionableMIG, HostRoot: o.HostRoot,
 		DriverRoot: o.driverRoot, DriverRootHostPath: o.driverRootHostPath,
@@ -141,10 +150,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 	if err != nil {
 		return err
 	}
-	// The ledger names namespaces and claims: it is served next to the
-	// metrics on the pod's own address only (docs/metering.md).
-	helper, err := draplugin.Serve(ctx, driver, dopts, o.MetricsAddress, registry,
-		draplugin.Route{Path: usage.Path, Handler: usage.Handler(ledger, o.NodeName, clock.RealClock{})})
+	helper, err := draplugin.Serve(ctx, driver, dopts, o.MetricsAddress, registry, routes...)
 	if err != nil {
 		return err
 	}
