@@ -34,7 +34,8 @@ func storyResult() *Result {
 	teams := map[string]float64{}
 	for _, j := range storyJobs {
 		d := time.Duration(seconds[j.job] * float64(time.Second))
-		iv := Interval{Team: j.team, Namespace: Namespace(j.team), Job: j.job, Pod: j.job + "-0", Node: "n0", Claim: j.job + "-claim", ClaimUID: "uid-" + j.job, Start: t0, End: t0.Add(d)}
+		iv := Interval{Team: j.team, Namespace: Namespace(j.team), Job: j.job, Pod: j.job + "-0", Node: "n0", Claim: j.job + "-claim", ClaimUID: "uid-" + j.job,
+			Start: t0, End: t0.Add(d), NotBefore: t0, LastSeen: t0.Add(d)}
 		r.Intervals = append(r.Intervals, iv)
 		r.Report.Intervals = append(r.Report.Intervals, metering.ReportInterval{Team: j.team, Namespace: iv.Namespace, Claim: iv.Claim, ClaimUID: iv.ClaimUID, DeviceClass: GPUClass, Start: iv.Start, End: iv.End, Seconds: d.Seconds()})
 		teams[j.team] += d.Seconds()
@@ -84,7 +85,22 @@ func TestCheck(t *testing.T) {
 		"a job off by one pull interval fails": {edit: func(r *Result) {
 			r.Report.Intervals[2].Seconds++
 			billTeam(r, TeamB, 4)
-		}, want: []string{"job b-train: billed 4.000 device-seconds, measured 3.000: more than 1s apart", "team b: billed 4.000"}},
+		}, want: []string{"job b-train: billed 4.000 device-seconds, measured 3.000 (between 3.000 and 3.000): more than 1s apart", "team b: billed 4.000"}},
+		"a look at the node that took 2 s widens what is accepted by those 2 s": {edit: func(r *Result) {
+			r.Intervals[2].NotBefore = r.Intervals[2].Start.Add(-2 * time.Second)
+			r.Report.Intervals[2].Seconds += 2.5
+			billTeam(r, TeamB, 5.5)
+		}},
+		"a slow look does not hide a bill beyond its own uncertainty": {edit: func(r *Result) {
+			r.Intervals[2].NotBefore = r.Intervals[2].Start.Add(-2 * time.Second)
+			r.Report.Intervals[2].Seconds += 3.2
+			billTeam(r, TeamB, 6.2)
+		}, want: []string{"job b-train: billed 6.200 device-seconds, measured 3.000 (between 3.000 and 5.000)", "team b: billed 6.200"}},
+		"a bill short of the least the interval can have been fails": {edit: func(r *Result) {
+			r.Intervals[0].LastSeen = r.Intervals[0].End.Add(-2 * time.Second)
+			r.Report.Intervals[0].Seconds -= 3.1
+			billTeam(r, TeamA, 11.9)
+		}, want: []string{"job a-train: billed 6.900 device-seconds, measured 10.000 (between 8.000 and 10.000)"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -32,12 +32,22 @@ import (
 // Interval is one GPU allocation as the story measured it on the claim's node: from the first poll that found
 // the GPU plugin's CDI spec of the claim (written while preparing it) to the first poll that found it gone
 // (removed while unpreparing it). The node's ledger bills the same two events (prepared, unprepared), so each end
-// is off by at most one poll. The kubelet's own checkpoint is not looked at: it holds a claim from before its
-// prepare until after its unprepare.
+// is off by at most the time between two looks at the node, which a loaded machine stretches: NotBefore and
+// LastSeen keep the other side of each end (the spec was absent at NotBefore and present at LastSeen), so that
+// the true length is known to lie between MinSeconds and MaxSeconds. The kubelet's own checkpoint is not looked
+// at: it holds a claim from before its prepare until after its unprepare.
 type Interval struct {
 	Team, Namespace, Job, Pod, Node, Claim, ClaimUID string
 	Start, End                                       time.Time
+	NotBefore, LastSeen                              time.Time
 }
+
+// MinSeconds is the least the spec can have existed: from the first look that found it to the last.
+func (i Interval) MinSeconds() float64 { return max(0, i.LastSeen.Sub(i.Start).Seconds()) }
+
+// MaxSeconds is the most the spec can have existed: from the last look that did not find it yet to the first
+// that found it gone.
+func (i Interval) MaxSeconds() float64 { return i.End.Sub(i.NotBefore).Seconds() }
 
 // Seconds is the interval's length.
 func (i Interval) Seconds() float64 { return i.End.Sub(i.Start).Seconds() }
@@ -85,10 +95,12 @@ type tracker struct {
 	byPod     map[string]*Interval
 	running   map[string]bool // pods seen Running
 	err       error
+	// lastPoll is when the previous poll began: a pod not bound then was not prepared then.
+	lastPoll time.Time
 }
 
 func newTracker(client kubernetes.Interface, nodes claimTracer) *tracker {
-	return &tracker{client: client, nodes: nodes, jobs: map[jobKey]string{}, byPod: map[string]*Interval{}, running: map[string]bool{}}
+	return &tracker{client: client, nodes: nodes, jobs: map[jobKey]string{}, byPod: map[string]*Interval{}, running: map[string]bool{}, lastPoll: time.Now()}
 }
 
 // jobKey names a Job.
@@ -120,6 +132,12 @@ func (t *tracker) run(ctx context.Context) {
 }
 
 func (t *tracker) poll(ctx context.Context) error {
+	began := time.Now()
+	defer func() {
+		t.mu.Lock()
+		t.lastPoll = began
+		t.mu.Unlock()
+	}()
 	t.mu.Lock()
 	jobs := make(map[jobKey]string, len(t.jobs))
 	for k, v := range t.jobs {
@@ -147,23 +165,30 @@ func (t *tracker) poll(ctx context.Context) error {
 			}
 			iv.Team, iv.Job = team, job
 			t.mu.Lock()
+			iv.NotBefore = t.lastPoll
 			t.byPod[ns+"/"+p.Name] = iv
 			t.intervals = append(t.intervals, iv)
 			t.mu.Unlock()
 		}
 	}
 	for _, iv := range t.unfinished() {
+		// The look happens at some moment between before and after.
+		before := time.Now()
 		specs, err := cdiSpecs(t.nodes, iv.Node, iv.ClaimUID)
 		if err != nil {
 			return fmt.Errorf("claim %s/%s on %s: %w", iv.Namespace, iv.Claim, iv.Node, err)
 		}
-		now := time.Now()
+		after := time.Now()
 		t.mu.Lock()
 		switch {
-		case iv.Start.IsZero() && specs > 0:
-			iv.Start = now
-		case !iv.Start.IsZero() && specs == 0:
-			iv.End = now
+		case iv.Start.IsZero() && specs == 0:
+			iv.NotBefore = before
+		case iv.Start.IsZero():
+			iv.Start, iv.LastSeen = after, before
+		case specs > 0:
+			iv.LastSeen = before
+		default:
+			iv.End = after
 		}
 		t.mu.Unlock()
 	}
