@@ -68,9 +68,14 @@ type Interval struct {
 	Device usage.Device
 	Start  time.Time
 	// End is when the device was released; for an open interval, the
-	// node's time of the last pull, and Open is set.
+	// last pull, and Open is set. Both are the node's times bounded by the
+	// meter's own clock (no later than the pull that saw them).
 	End  time.Time
 	Open bool
+	// Verified says the API server confirmed the claim, its namespace and
+	// its devices on Node; an interval not verified is billed on the node's
+	// word (its claim was gone before the meter could see it).
+	Verified bool
 }
 
 // amount is what one second of the device is worth in u.
@@ -99,13 +104,13 @@ type Key struct {
 // once (a shared device) is split evenly among them for the time they
 // overlap. Admin-access devices (monitoring) are not billed.
 func Totals(intervals []Interval, from, to time.Time) map[Key]float64 {
-	type devKey struct{ ledger, device string }
+	type devKey struct{ node, device string }
 	byDevice := map[devKey][]int{}
 	for i, iv := range intervals {
 		if iv.Device.AdminAccess {
 			continue
 		}
-		k := devKey{iv.Ledger, iv.Device.Name}
+		k := devKey{iv.Node, iv.Device.Name}
 		byDevice[k] = append(byDevice[k], i)
 	}
 	out := map[Key]float64{}

@@ -24,16 +24,28 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
 
 // Endpoint is one node's plugin serving its usage ledger.
 type Endpoint struct {
+	// Node is the node the plugin pod runs on (the API server's word, not
+	// the plugin's): its ledgers are bound to it.
 	Node string
+	// Pod is the plugin pod, where the meter's events about the node go.
+	Pod PodRef
 	// URL is the plugin's ledger endpoint (http://<pod IP>:<port>/usage).
 	URL string
+}
+
+// PodRef names a pod.
+type PodRef struct {
+	Namespace, Name string
+	UID             types.UID
 }
 
 // Discoverer lists the plugins to pull from.
@@ -54,55 +66,100 @@ type Joiner interface {
 	Pods(ctx context.Context, namespace, name string) ([]string, error)
 }
 
+// ledgerRef is one ledger as served by one node: two nodes serving the same
+// ledger ID never share what the meter pulled.
+type ledgerRef struct{ node, id string }
+
 type intervalID struct {
-	ledger string
+	ledger ledgerRef
 	key    usage.IntervalKey
+}
+
+// startSeen is a start record and when the meter first saw it.
+type startSeen struct {
+	rec usage.Record
+	// seenAt is the meter's time of the pull that brought it.
+	seenAt time.Time
+	// catchUp: it came with the meter's first pull of its ledger (written
+	// before the meter read the ledger, maybe before the meter ran).
+	catchUp bool
+}
+
+// endSeen is an end, bounded by the meter's time of the pull that saw it.
+type endSeen struct {
+	at      time.Time
+	bounded time.Duration // how much the bound cut off
 }
 
 // ledgerState is what was pulled of one ledger.
 type ledgerState struct {
-	node   string
+	pod    PodRef
 	cursor uint64
-	now    time.Time
-	starts map[usage.IntervalKey]usage.Record
-	ends   map[usage.IntervalKey]time.Time
+	// nodeNow is the latest node time a page said; pulledAt the meter's
+	// time of the last pull: an open interval lasts until the earlier.
+	nodeNow, pulledAt time.Time
+	pulledOnce        bool
+	// superseded: the node serves another ledger now (its file was
+	// recreated); its open intervals end at its last pull.
+	superseded  bool
+	starts      map[usage.IntervalKey]startSeen
+	ends        map[usage.IntervalKey]endSeen
+	quarantined []usage.Quarantine
 }
 
-// nodeCursor is where the pull of a node's ledger stands.
-type nodeCursor struct {
-	ledger string
-}
+// Option configures a Meter.
+type Option func(*Meter)
 
-// joined is what the API server said of an interval when it was first seen.
-type joined struct {
-	team string
-	pods []string
-}
+// WithClaims checks every interval's claim against the API server (see
+// trust.go); without it no interval is verified.
+func WithClaims(c Claims) Option { return func(m *Meter) { m.claims = c } }
+
+// WithEvents raises the meter's warnings as events on the plugin pods.
+func WithEvents(r Recorder) Option { return func(m *Meter) { m.events = r } }
+
+// WithClock sets the meter's own clock (default: the real one), which bounds
+// every interval.
+func WithClock(c clock.PassiveClock) Option { return func(m *Meter) { m.clock = c } }
 
 // Meter pulls the node ledgers and answers with intervals. It holds only
-// what it pulled: its figures are a function of the ledgers.
+// what it pulled: its figures are a function of the ledgers and of what the
+// API server says of their claims.
 type Meter struct {
 	discover Discoverer
 	fetch    Fetcher
 	join     Joiner
+	claims   Claims
+	events   Recorder
+	clock    clock.PassiveClock
 
 	mu      sync.Mutex
-	ledgers map[string]*ledgerState
-	nodes   map[string]nodeCursor
-	joined  map[intervalID]joined
-	errors  map[string]int
-	pulled  map[string]time.Time
+	ledgers map[ledgerRef]*ledgerState
+	// current is the ledger ID each node serves now; bound the node each
+	// ledger ID belongs to (the first that served it).
+	current  map[string]string
+	bound    map[string]string
+	verdicts map[intervalID]verdict
+	errors   map[string]int
+	pulled   map[string]time.Time
+	refused  refusals
+	warned   map[string]bool
 }
 
 // NewMeter returns a Meter that has pulled nothing yet.
-func NewMeter(d Discoverer, f Fetcher, j Joiner) *Meter {
-	return &Meter{discover: d, fetch: f, join: j,
-		ledgers: map[string]*ledgerState{}, nodes: map[string]nodeCursor{}, joined: map[intervalID]joined{},
-		errors: map[string]int{}, pulled: map[string]time.Time{}}
+func NewMeter(d Discoverer, f Fetcher, j Joiner, opts ...Option) *Meter {
+	m := &Meter{discover: d, fetch: f, join: j, clock: clock.RealClock{},
+		ledgers: map[ledgerRef]*ledgerState{}, current: map[string]string{}, bound: map[string]string{},
+		verdicts: map[intervalID]verdict{}, errors: map[string]int{}, pulled: map[string]time.Time{},
+		refused: newRefusals(), warned: map[string]bool{}}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
 }
 
-// Pull reads every plugin's new ledger records. A node that cannot be read
-// is retried at the next pull; what it recorded meanwhile is not lost.
+// Pull reads every plugin's new ledger records, then checks the claims of
+// the intervals it has not judged yet. A node that cannot be read is retried
+// at the next pull; what it recorded meanwhile is not lost.
 func (m *Meter) Pull(ctx context.Context) error {
 	endpoints, err := m.discover.Endpoints(ctx)
 	if err != nil {
@@ -117,34 +174,53 @@ func (m *Meter) Pull(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("node %s: %w", ep.Node, err))
 		}
 	}
+	m.judgePending(ctx)
 	return errors.Join(errs...)
 }
 
 func (m *Meter) pullNode(ctx context.Context, ep Endpoint) error {
 	m.mu.Lock()
-	cur := m.nodes[ep.Node]
+	cur := m.current[ep.Node]
 	var after uint64
-	if st := m.ledgers[cur.ledger]; st != nil {
+	if st := m.ledgers[ledgerRef{ep.Node, cur}]; st != nil {
 		after = st.cursor
 	}
 	m.mu.Unlock()
+	var st *ledgerState
 	for {
 		page, err := m.fetch.Fetch(ctx, ep.URL, after)
 		if err != nil {
 			return err
 		}
-		if page.Ledger != cur.ledger && after > 0 {
-			// Another ledger at this node (its file was recreated): read
-			// the new one from its beginning, keep what the old one said.
-			klog.FromContext(ctx).Info("Node has a new usage ledger, reading it from the start", "node", ep.Node, "ledger", page.Ledger, "previous", cur.ledger)
-			cur, after = nodeCursor{ledger: page.Ledger}, 0
-			if st := m.ledgers[page.Ledger]; st != nil {
-				after = st.cursor
-			}
-			continue
+		// The meter's time after the answer: every record of the page was
+		// written before it, whatever the node's clock says.
+		now := m.clock.Now().UTC()
+		m.mu.Lock()
+		if m.refuseForeign(ctx, ep, page) {
+			m.mu.Unlock()
+			return nil
 		}
-		cur.ledger = page.Ledger
-		m.addPage(ctx, ep.Node, page)
+		if page.Ledger != cur {
+			if old := m.ledgers[ledgerRef{ep.Node, cur}]; old != nil {
+				// Another ledger at this node (its file was recreated):
+				// read the new one from its beginning, keep what the old
+				// one said up to its last pull.
+				klog.FromContext(ctx).Info("Node has a new usage ledger, reading it from the start", "node", ep.Node, "ledger", page.Ledger, "previous", cur)
+				old.superseded = true
+			}
+			cur = page.Ledger
+			var next uint64
+			if known := m.ledgers[ledgerRef{ep.Node, cur}]; known != nil {
+				next = known.cursor
+			}
+			if next != after {
+				after = next
+				m.mu.Unlock()
+				continue
+			}
+		}
+		st = m.addPageLocked(ctx, ep, page, now)
+		m.mu.Unlock()
 		if len(page.Records) > 0 {
 			after = page.Records[len(page.Records)-1].Seq
 		}
@@ -153,42 +229,23 @@ func (m *Meter) pullNode(ctx context.Context, ep Endpoint) error {
 		}
 	}
 	m.mu.Lock()
-	m.nodes[ep.Node] = cur
+	m.current[ep.Node] = cur
+	if st != nil {
+		st.pulledOnce = true
+	}
 	m.mu.Unlock()
 	return nil
 }
 
-func (m *Meter) addPage(ctx context.Context, node string, page usage.Page) {
-	// Join new intervals before taking the lock: the API calls may be slow.
-	m.mu.Lock()
-	var fresh []usage.Record
-	for _, r := range page.Records {
-		if _, seen := m.joined[intervalID{page.Ledger, usage.IntervalKey{ClaimUID: r.ClaimUID, Start: r.Start.UTC()}}]; r.Kind == usage.KindStart && !seen {
-			fresh = append(fresh, r)
-		}
-	}
-	m.mu.Unlock()
-	found := map[intervalID]joined{}
-	for _, r := range fresh {
-		var j joined
-		var err error
-		if j.team, err = m.join.Team(ctx, r.Namespace); err != nil {
-			klog.FromContext(ctx).Error(err, "Reading the team of a namespace failed; billing it to no team", "namespace", r.Namespace)
-		}
-		if j.pods, err = m.join.Pods(ctx, r.Namespace, r.Name); err != nil {
-			klog.FromContext(ctx).V(2).Info("Reading the pods of a claim failed", "claim", klog.KRef(r.Namespace, r.Name), "err", err.Error())
-		}
-		found[intervalID{page.Ledger, usage.IntervalKey{ClaimUID: r.ClaimUID, Start: r.Start.UTC()}}] = j
-	}
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	maps.Copy(m.joined, found)
-	st := m.ledgers[page.Ledger]
+func (m *Meter) addPageLocked(ctx context.Context, ep Endpoint, page usage.Page, now time.Time) *ledgerState {
+	ref := ledgerRef{ep.Node, page.Ledger}
+	m.bound[page.Ledger] = ep.Node
+	st := m.ledgers[ref]
 	if st == nil {
-		st = &ledgerState{node: node, starts: map[usage.IntervalKey]usage.Record{}, ends: map[usage.IntervalKey]time.Time{}}
-		m.ledgers[page.Ledger] = st
+		st = &ledgerState{starts: map[usage.IntervalKey]startSeen{}, ends: map[usage.IntervalKey]endSeen{}}
+		m.ledgers[ref] = st
 	}
+	st.pod, st.superseded = ep.Pod, false
 	for _, r := range page.Records {
 		if r.Seq <= st.cursor {
 			continue // already have it
@@ -196,41 +253,68 @@ func (m *Meter) addPage(ctx context.Context, node string, page usage.Page) {
 		k := usage.IntervalKey{ClaimUID: r.ClaimUID, Start: r.Start.UTC()}
 		switch r.Kind {
 		case usage.KindStart:
-			st.starts[k] = r
+			if _, ok := st.starts[k]; !ok {
+				st.starts[k] = startSeen{rec: r, seenAt: now, catchUp: !st.pulledOnce}
+			}
 		case usage.KindEnd:
-			st.ends[k] = r.Time
+			e := endSeen{at: r.Time.UTC()}
+			if e.at.After(now) {
+				e.bounded, e.at = e.at.Sub(now), now
+			}
+			st.ends[k] = e
 		}
 		st.cursor = r.Seq
 	}
-	if page.Now.After(st.now) {
-		st.now = page.Now
+	if page.Now.After(st.nodeNow) {
+		st.nodeNow = page.Now.UTC()
 	}
-	m.pulled[node] = page.Now
+	st.pulledAt = now
+	st.quarantined = page.Quarantined
+	for _, q := range page.Quarantined {
+		m.warnOnceLocked(ctx, ep.Node+"/quarantine/"+q.File, ep.Pod, ReasonLedgerQuarantined,
+			fmt.Sprintf("The GPU plugin moved its usage ledger aside as %s (%s) and went on with what could be read; what could not is not billed", q.File, q.Reason))
+	}
+	m.pulled[ep.Node] = page.Now
+	return st
 }
 
-// Intervals are all device intervals pulled so far; open ones end at their
-// node's time of the last pull.
+// Intervals are all billed device intervals pulled so far (refused and not
+// yet judged ones left out), each claim's use of a device once: intervals of
+// one claim and device that overlap (the same interval in an old and a
+// recreated ledger) are merged. Open ones end at the last pull.
 func (m *Meter) Intervals() []Interval {
+	out, _ := m.intervals()
+	return out
+}
+
+// intervals also counts per node the intervals the meter's clock bounded.
+func (m *Meter) intervals() ([]Interval, map[string]int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Interval
-	for _, id := range slices.Sorted(maps.Keys(m.ledgers)) {
-		st := m.ledgers[id]
-		for k, r := range st.starts {
-			end, closed := st.ends[k]
-			if !closed {
-				end = st.now
+	var raw []Interval
+	bounded := map[string]int{}
+	refs := slices.SortedFunc(maps.Keys(m.ledgers), func(a, b ledgerRef) int {
+		return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.id, b.id))
+	})
+	for _, ref := range refs {
+		st := m.ledgers[ref]
+		for k, seen := range st.starts {
+			v := m.verdicts[intervalID{ref, k}]
+			if v.kind == pending || v.kind == refused {
+				continue
 			}
-			if end.Before(r.Start) {
-				end = r.Start
+			start, end, open, cut := st.bounds(k, seen, v)
+			if cut > clockTolerance {
+				bounded[ref.node]++
 			}
-			j := m.joined[intervalID{id, k}]
+			r := seen.rec
 			for _, d := range r.Devices {
-				out = append(out, Interval{Ledger: id, Node: st.node, ClaimUID: r.ClaimUID, Namespace: r.Namespace, Claim: r.Name,
-					Team: j.team, Pods: j.pods, Device: d, Start: r.Start.UTC(), End: end.UTC(), Open: !closed})
+				raw = append(raw, Interval{Ledger: ref.id, Node: ref.node, ClaimUID: r.ClaimUID, Namespace: r.Namespace, Claim: r.Name,
+					Team: v.team, Pods: v.pods, Device: d, Start: start, End: end, Open: open, Verified: v.kind == verified})
 			}
 		}
 	}
+	out := mergeOverlaps(raw)
 	slices.SortFunc(out, func(a, b Interval) int {
 		if c := a.Start.Compare(b.Start); c != 0 {
 			return c
@@ -240,9 +324,71 @@ func (m *Meter) Intervals() []Interval {
 		}
 		return cmp.Compare(a.Device.Name, b.Device.Name)
 	})
-	return out
+	return out, bounded
 }
 
+// clockTolerance is the skew between a node's clock and the meter's that is
+// not worth reporting.
+const clockTolerance = time.Second
+
+// bounds are an interval's start and end as billed: the node's times, bounded
+// by the meter's own clock (no start after the pull that saw it, no end after
+// the pull that saw it, an open interval no later than the last pull) and by
+// the claim's creation. cut is how much the bounds took off.
+func (st *ledgerState) bounds(k usage.IntervalKey, seen startSeen, v verdict) (start, end time.Time, open bool, cut time.Duration) {
+	start = seen.rec.Start.UTC()
+	if !v.created.IsZero() && start.Before(v.created) {
+		cut += v.created.Sub(start)
+		start = v.created
+	}
+	if start.After(seen.seenAt) {
+		cut += start.Sub(seen.seenAt)
+		start = seen.seenAt
+	}
+	e, closed := st.ends[k]
+	if closed {
+		end = e.at
+		cut += e.bounded
+	} else {
+		end = st.nodeNow
+		if end.After(st.pulledAt) {
+			cut += end.Sub(st.pulledAt)
+			end = st.pulledAt
+		}
+	}
+	if end.Before(start) {
+		end = start
+	}
+	return start, end, !closed && !st.superseded, cut
+}
+
+// mergeOverlaps bills each claim's use of a device once: intervals of the
+// same claim, namespace and device that overlap or touch become one.
+func mergeOverlaps(raw []Interval) []Interval {
+	type key struct{ claim, namespace, device string }
+	slices.SortStableFunc(raw, func(a, b Interval) int {
+		return cmp.Or(cmp.Compare(a.ClaimUID, b.ClaimUID), cmp.Compare(a.Namespace, b.Namespace),
+			cmp.Compare(a.Device.Name, b.Device.Name), a.Start.Compare(b.Start))
+	})
+	var out []Interval
+	for _, iv := range raw {
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if (key{last.ClaimUID, last.Namespace, last.Device.Name} == key{iv.ClaimUID, iv.Namespace, iv.Device.Name}) && !iv.Start.After(last.End) {
+				switch {
+				case iv.End.After(last.End):
+					last.End, last.Open = iv.End, iv.Open
+				case iv.End.Equal(last.End):
+					last.Open = last.Open || iv.Open
+				}
+				last.Verified = last.Verified || iv.Verified
+				continue
+			}
+		}
+		out = append(out, iv)
+	}
+	return out
+}
 // NodeStatus is how the pulls of one node went.
 type NodeStatus struct {
 	Node     string

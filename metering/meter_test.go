@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
@@ -59,7 +60,7 @@ func newFakeNode(t *testing.T, name string) *fakeNode {
 
 func (n *fakeNode) reopen(t *testing.T) {
 	t.Helper()
-	l, err := usage.Open(n.path)
+	l, err := usage.Open(n.path, usage.Options{Node: n.name, Clock: n.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +89,27 @@ func (n *fakeNode) end(t *testing.T, uid string, from time.Time) {
 	}
 }
 
+// fakeClaim is a claim as the API server knows it: its devices are on
+// node's pool.
+type fakeClaim struct {
+	namespace, name, node string
+	devices               []string
+	created               time.Time
+}
+
 type fakeCluster struct {
 	nodes []*fakeNode
+	// extra are more plugins to pull (forged ones).
+	extra []Endpoint
 	teams map[string]string
 	pods  map[string][]string
+	// claims by UID, as the meter's watch saw them since watching (zero:
+	// the meter watches no claims and verifies none).
+	claims   map[string]fakeClaim
+	watching time.Time
+	// clock is the meter's; nil: the latest of the nodes' clocks.
+	clock  *clocktesting.FakeClock
+	events fakeEvents
 }
 
 func (c *fakeCluster) Endpoints(context.Context) ([]Endpoint, error) {
@@ -101,10 +119,22 @@ func (c *fakeCluster) Endpoints(context.Context) ([]Endpoint, error) {
 		if n.down {
 			url = "http://127.0.0.1:1" + usage.Path
 		}
-		out = append(out, Endpoint{Node: n.name, URL: url})
+		out = append(out, Endpoint{Node: n.name, Pod: PodRef{Namespace: "cdo", Name: "plugin-" + n.name, UID: types.UID("uid-plugin-" + n.name)}, URL: url})
 	}
-	return out, nil
+	return append(out, c.extra...), nil
 }
+
+// fakeEvents records the meter's events per pod.
+type fakeEvents struct{ byPod map[string][]string }
+
+func (e *fakeEvents) Warn(_ context.Context, pod PodRef, reason, _ string) {
+	if e.byPod == nil {
+		e.byPod = map[string][]string{}
+	}
+	e.byPod[pod.Name] = append(e.byPod[pod.Name], reason)
+}
+
+func (e *fakeEvents) reasons(pod string) []string { return e.byPod[pod] }
 
 func (c *fakeCluster) Team(_ context.Context, ns string) (string, error) { return c.teams[ns], nil }
 
@@ -112,7 +142,60 @@ func (c *fakeCluster) Pods(_ context.Context, ns, name string) ([]string, error)
 	return c.pods[ns+"/"+name], nil
 }
 
-func (c *fakeCluster) meter() *Meter { return NewMeter(c, HTTPFetcher{}, c) }
+func (c *fakeCluster) Claim(_ context.Context, ns, name string, uid types.UID) (ClaimFacts, bool, error) {
+	fc, ok := c.claims[string(uid)]
+	if !ok {
+		return ClaimFacts{}, false, nil
+	}
+	f := ClaimFacts{UID: uid, Namespace: fc.namespace, Name: fc.name, Created: fc.created}
+	for _, d := range fc.devices {
+		f.Devices = append(f.Devices, fc.node+"/"+d)
+	}
+	return f, true, nil
+}
+
+func (c *fakeCluster) WatchingSince() time.Time { return c.watching }
+
+// meterClock is the meter's clock: c.clock, or else the latest node's.
+type meterClock struct{ c *fakeCluster }
+
+func (m meterClock) Now() time.Time {
+	if m.c.clock != nil {
+		return m.c.clock.Now()
+	}
+	var now time.Time
+	for _, n := range m.c.nodes {
+		now = latest(now, n.clock.Now())
+	}
+	return now
+}
+
+func (m meterClock) Since(t time.Time) time.Duration { return m.Now().Sub(t) }
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func (c *fakeCluster) meter() *Meter {
+	return NewMeter(c, HTTPFetcher{}, c, WithClaims(c), WithEvents(&c.events), WithClock(meterClock{c}))
+}
+
+func refusedLedgers(m *Meter, node string) int {
+	return m.Health().RefusedLedgers[Refusal{Node: node, Reason: ReasonForeignLedger}]
+}
+
+func refusedIntervals(m *Meter, node string) int {
+	sum := 0
+	for r, n := range m.Health().RefusedIntervals {
+		if r.Node == node {
+			sum += n
+		}
+	}
+	return sum
+}
 
 func pull(t *testing.T, m *Meter) {
 	t.Helper()
