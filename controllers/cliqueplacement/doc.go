@@ -25,6 +25,13 @@
 // ComputeDomain controller reads for the domain's status and watches for changes, so that the status keeps
 // one writer.
 //
+// Free capacity trusts only what a tenant cannot forge: a pod counts against its clique until it binds when
+// its label names an existing domain of its namespace with spec.numNodes and it carries the clique annotation,
+// which only the controller may write (the chart's placement-mark policy); a domain's unbound pods count for at
+// most its spec.numNodes less its bound pods. A domain no clique has room for looks again after 2 s, doubling
+// up to a minute. The label's value is the domain's name, or a hashed value for a name longer than a label
+// value allows (v1beta1.PlacementDomainLabelValue).
+//
 // It is not a scheduler gang (a tray taken by another pod between the pick and the bind leaves a pod Pending
 // until one frees), but it never splits a domain across cliques and never lets part of it start while the rest
 // cannot fit. The pick is durable only on the released pods: a kill before the first release leaves every pod
