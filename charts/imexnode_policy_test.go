@@ -85,5 +85,13 @@ func TestIMEXNodePolicy(t *testing.T) {
 	forged.Status.Ready = true
 	wantDenied(t, "the daemon on node A marks node B ready", nodeA.Status().Update(ctx, forged), msg)
 	wantDenied(t, "the daemon on node A creates its record under node C's name", nodeA.Create(ctx, imexNode("node-c", "node-a")), msg)
+	// The member-record policy of the per-domain mode matched by name prefix (gpu-a could write gpu-a-b's).
+	wantDenied(t, "the daemon on node A writes the IMEXNode of node A-B, whose name starts with node A's", nodeA.Create(ctx, imexNode("node-a-b", "node-a-b")), msg)
+	// The per-domain mode hashed names over 216 characters, which the policy then refused; an IMEXNode is named
+	// after its node, whatever the length.
+	long := "node-" + strings.Repeat("l", 240)
+	if err := daemonOn(long).Create(ctx, imexNode(long, long)); err != nil {
+		t.Errorf("the daemon on a node with a 245-character name writes its own IMEXNode: %v", err)
+	}
 	wantDenied(t, "the long-lived daemons' service account without a node-bound token", daemonOn("").Create(ctx, imexNode("node-a2", "node-a2")), "token bound to a node")
 }
