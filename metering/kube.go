@@ -52,7 +52,7 @@ func (p PluginPods) Endpoints(ctx context.Context) ([]Endpoint, error) {
 		if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
 			continue
 		}
-		out = append(out, Endpoint{Node: pod.Spec.NodeName, URL: "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(p.Port)) + usage.Path})
+		out = append(out, Endpoint{Node: pod.Spec.NodeName, Pod: PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}, URL: "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(p.Port)) + usage.Path})
 	}
 	return out, nil
 }

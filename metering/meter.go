@@ -389,6 +389,7 @@ func mergeOverlaps(raw []Interval) []Interval {
 	}
 	return out
 }
+
 // NodeStatus is how the pulls of one node went.
 type NodeStatus struct {
 	Node     string

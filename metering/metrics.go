@@ -33,6 +33,18 @@ var (
 		"Failed pulls of the node's usage ledger.", []string{"node"}, nil)
 	openDesc = prometheus.NewDesc("computedomain_metering_open_intervals",
 		"Devices held now (intervals without an end), per team and namespace.", []string{"team", "namespace"}, nil)
+	refusedLedgersDesc = prometheus.NewDesc("computedomain_metering_refused_ledgers_total",
+		"Usage ledgers refused because the node serving them is not theirs (reason ForeignUsageLedger), once per node and ledger ID; none of their records are billed.",
+		[]string{"node", "reason"}, nil)
+	refusedIntervalsDesc = prometheus.NewDesc("computedomain_metering_refused_intervals_total",
+		"Usage intervals refused because their claim does not match the API server (UnknownClaim, ClaimMismatch, NotAllocatedOnNode); not billed.",
+		[]string{"node", "reason"}, nil)
+	unverifiedDesc = prometheus.NewDesc("computedomain_metering_unverified_intervals",
+		"Billed intervals whose claim could not be checked: it was gone before the meter watched claims.", []string{"node"}, nil)
+	clockBoundedDesc = prometheus.NewDesc("computedomain_metering_clock_bounded_intervals",
+		"Intervals whose node times the meter's clock (or the claim's creation) cut by more than a second: the node's clock is off.", []string{"node"}, nil)
+	quarantinedDesc = prometheus.NewDesc("computedomain_metering_quarantined_ledger_files",
+		"Usage ledger files the node's GPU plugin moved aside because they could not be read whole; what could not be read is not billed.", []string{"node"}, nil)
 )
 
 // Collector exports the meter's figures; it computes them on each scrape.
@@ -43,7 +55,8 @@ type Collector struct {
 
 // Describe implements prometheus.Collector.
 func (c Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{usageDesc, billedDesc, lastPullDesc, pullErrorsDesc, openDesc} {
+	for _, d := range []*prometheus.Desc{usageDesc, billedDesc, lastPullDesc, pullErrorsDesc, openDesc,
+		refusedLedgersDesc, refusedIntervalsDesc, unverifiedDesc, clockBoundedDesc, quarantinedDesc} {
 		ch <- d
 	}
 }
@@ -72,5 +85,21 @@ func (c Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(lastPullDesc, prometheus.GaugeValue, float64(n.LastPull.UnixNano())/1e9, n.Node)
 		}
 		ch <- prometheus.MustNewConstMetric(pullErrorsDesc, prometheus.CounterValue, float64(n.Errors), n.Node)
+	}
+	h := c.Meter.Health()
+	for r, n := range h.RefusedLedgers {
+		ch <- prometheus.MustNewConstMetric(refusedLedgersDesc, prometheus.CounterValue, float64(n), r.Node, r.Reason)
+	}
+	for r, n := range h.RefusedIntervals {
+		ch <- prometheus.MustNewConstMetric(refusedIntervalsDesc, prometheus.CounterValue, float64(n), r.Node, r.Reason)
+	}
+	for node, n := range h.Unverified {
+		ch <- prometheus.MustNewConstMetric(unverifiedDesc, prometheus.GaugeValue, float64(n), node)
+	}
+	for node, n := range h.ClockBounded {
+		ch <- prometheus.MustNewConstMetric(clockBoundedDesc, prometheus.GaugeValue, float64(n), node)
+	}
+	for node, n := range h.Quarantined {
+		ch <- prometheus.MustNewConstMetric(quarantinedDesc, prometheus.GaugeValue, float64(n), node)
 	}
 }

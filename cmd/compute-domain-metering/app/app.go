@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/clock"
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/metering"
@@ -52,6 +53,7 @@ type options struct {
 	pullInterval   time.Duration
 	listenAddress  string
 	units          metering.BillingUnits
+	claimRetention time.Duration
 	logConfig      *textlogger.Config
 }
 
@@ -72,6 +74,7 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs.StringVar(&o.teamLabel, "team-label", "team", "Namespace label naming the namespace's team.")
 	fs.DurationVar(&o.pullInterval, "pull-interval", 30*time.Second, "How often every node's ledger is pulled: open intervals in metrics and reports are at most this old.")
 	fs.StringVar(&o.listenAddress, "listen-address", ":8080", "Address of /metrics and /report.")
+	fs.DurationVar(&o.claimRetention, "claim-retention", 744*time.Hour, "How long a deleted ResourceClaim is remembered to check the usage intervals of it that are pulled late (the GPU plugins' --usage-retention).")
 	defaultUnit := fs.String("default-billing-unit", string(metering.DeviceSeconds), "Billing unit of classes without --billing-unit: device-seconds, gpu-memory-GiB-seconds or mig-slice-seconds.")
 	var perClass stringList
 	fs.Var(&perClass, "billing-unit", "<device class>=<unit>: the billing unit of one DeviceClass (repeatable).")
@@ -101,6 +104,8 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 		return nil, fmt.Errorf("--plugin-port %d: must be from 1 to 65535", o.pluginPort)
 	case o.pullInterval < 100*time.Millisecond:
 		return nil, fmt.Errorf("--pull-interval %s: must be at least 100ms", o.pullInterval)
+	case o.claimRetention < time.Hour:
+		return nil, fmt.Errorf("--claim-retention %s: must be at least 1h", o.claimRetention)
 	case o.teamLabel == "":
 		return nil, errors.New("--team-label: must be set: the namespace label naming a team")
 	}
@@ -144,10 +149,20 @@ func serve(ctx context.Context, cfg *rest.Config, o *options) error {
 	if err != nil {
 		return err
 	}
+	// Every interval's claim is checked against what the API server says,
+	// including claims deleted before their interval is pulled: watch them
+	// before the first pull.
+	claims := metering.NewAPIClaims(client, clock.RealClock{}, o.claimRetention)
+	if err := claims.Run(ctx); err != nil {
+		return err
+	}
+	events, stopEvents := metering.NewAPIEvents(ctx, client)
+	defer stopEvents()
 	meter := metering.NewMeter(
 		metering.PluginPods{Client: client, Namespace: o.namespace, Selector: o.pluginSelector, Port: o.pluginPort},
 		metering.HTTPFetcher{},
 		metering.APIJoiner{Client: client, TeamLabel: o.teamLabel},
+		metering.WithClaims(claims), metering.WithEvents(events),
 	)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metering.Collector{Meter: meter, Units: o.units})
