@@ -21,5 +21,12 @@
 // asked for, from the ledger records it has pulled, keyed by (ledger, claim
 // UID, interval start). A restarted metering component pulls the ledgers from
 // the beginning again and gets the same figures, and one that was down pulls
-// what the nodes recorded meanwhile. See docs/metering.md.
+// what the nodes recorded meanwhile.
+//
+// It does not take a node's word for what it cannot check (trust.go): each
+// ledger is bound to the node that serves it and refused from any other,
+// each interval's claim is checked against the API server (APIClaims
+// remembers deleted claims), each claim's use of a device is billed once
+// across ledgers, and the meter's own clock bounds every interval. See
+// docs/metering.md.
 package metering
