@@ -206,9 +206,12 @@ func (m *Meter) judge(ctx context.Context, node string, seen startSeen) (verdict
 	if err != nil {
 		return verdict{}, "", "", err
 	}
+	// Before the watch, a claim could have been deleted, or deallocated
+	// and allocated elsewhere, without the meter seeing it.
+	since := m.claims.WatchingSince()
+	unseeable := since.IsZero() || (seen.catchUp && r.Start.Before(since))
 	if !found {
-		since := m.claims.WatchingSince()
-		if since.IsZero() || (seen.catchUp && r.Start.Before(since)) {
+		if unseeable {
 			return verdict{kind: unverified}, "", "", nil
 		}
 		return verdict{kind: refused}, ReasonUnknownClaim, "no such claim exists or existed while the meter watched", nil
@@ -218,6 +221,9 @@ func (m *Meter) judge(ctx context.Context, node string, seen startSeen) (verdict
 	}
 	for _, d := range r.Devices {
 		if !slices.Contains(facts.Devices, node+"/"+d.Name) {
+			if unseeable {
+				return verdict{kind: unverified, created: facts.Created.UTC()}, "", "", nil
+			}
 			return verdict{kind: refused}, ReasonNotAllocatedOnNode, fmt.Sprintf("device %s of node %s was never allocated to it", d.Name, node), nil
 		}
 	}

@@ -135,19 +135,25 @@ func TestAClaimGoneBeforeTheMeterWatchedIsBilledUnverified(t *testing.T) {
 	n := newFakeNode(t, "node-a")
 	// The meter starts watching claims at t0+5m; c1 lived from t0 to
 	// t0+1m, while it was down; c2 started while it watched and is unknown.
-	c := &fakeCluster{nodes: []*fakeNode{n}, watching: t0.Add(5 * time.Minute)}
+	// c3, a claim that still exists, was deallocated meanwhile.
+	c := &fakeCluster{nodes: []*fakeNode{n}, watching: t0.Add(5 * time.Minute), claims: map[string]fakeClaim{
+		"c3": {namespace: "ml", name: "claim-c3", created: t0},
+	}}
 	s1 := n.start(t, "c1", "ml", h100)
-	n.clock.Step(time.Minute)
+	s3 := n.start(t, "c3", "ml", mig3)
+	n.clock.Step(30 * time.Second)
+	n.end(t, "c3", s3)
+	n.clock.Step(30 * time.Second)
 	n.end(t, "c1", s1)
 	n.clock.Step(5 * time.Minute)
 	n.start(t, "c2", "ml", mig3)
 	n.clock.Step(time.Minute)
 	m := c.meter()
 	pull(t, m)
-	if got := deviceSeconds(m, "ml"); !near(got, 60) {
-		t.Errorf("namespace ml: %v device-seconds, want c1's 60 (unverifiable) and none of c2 (unknown)", got)
+	if got := deviceSeconds(m, "ml"); !near(got, 90) {
+		t.Errorf("namespace ml: %v device-seconds, want c1's 60 and c3's 30 (unverifiable) and none of c2 (unknown)", got)
 	}
-	if h := m.Health(); h.Unverified["node-a"] != 1 || h.RefusedIntervals[Refusal{Node: "node-a", Reason: ReasonUnknownClaim}] != 1 {
+	if h := m.Health(); h.Unverified["node-a"] != 2 || h.RefusedIntervals[Refusal{Node: "node-a", Reason: ReasonUnknownClaim}] != 1 {
 		t.Errorf("health %+v, want one unverified and one unknown claim refused", h)
 	}
 }
