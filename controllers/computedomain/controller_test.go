@@ -381,10 +381,34 @@ func joinNode(ctx context.Context, cd *v1beta1.ComputeDomain, w *utiltesting.IME
 	return allocateWorkloadClaim(ctx, rct, pod, w.Name)
 }
 
+// labelNodeClique makes the Node as its GPU plugin leaves it: labeled with its NVLink clique.
+func labelNodeClique(ctx context.Context, name, clique string) {
+	GinkgoHelper()
+	node := &corev1.Node{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: name}, node); apierrors.IsNotFound(err) {
+		node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1beta1.CliqueNodeLabelKey: clique}}}
+		Expect(k8s.Create(ctx, node)).To(Succeed())
+		return
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	if node.Labels[v1beta1.CliqueNodeLabelKey] == clique {
+		return
+	}
+	before := node.DeepCopy()
+	if node.Labels == nil {
+		node.Labels = map[string]string{}
+	}
+	node.Labels[v1beta1.CliqueNodeLabelKey] = clique
+	Expect(k8s.Patch(ctx, node, client.MergeFrom(before))).To(Succeed())
+}
+
 // reportIMEXNode writes n as the node's long-lived daemon does (server-side apply of spec, then status, with
-// the daemon's field owner), owned by the node's daemon pod, which it runs first at n's address if needed.
+// the daemon's field owner), owned by the node's daemon pod, which it runs first at n's address if needed, on a
+// Node its GPU plugin labeled with n's clique.
 func reportIMEXNode(ctx context.Context, n *v1beta1.IMEXNode) {
 	GinkgoHelper()
+	labelNodeClique(ctx, n.Spec.NodeName, n.Spec.CliqueID)
 	pod := &corev1.Pod{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: "imex-" + n.Name}, pod); err != nil {
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "get daemon pod: %v", err)

@@ -84,8 +84,18 @@ var _ = Describe("ComputeDomain controller and the long-lived IMEX daemons", Ord
 		allocateWorkloadClaim(ctx, otherRCT, "other-0", "q7-n1")
 		Expect(readyChannels(ctx, other, 1)[clique]).NotTo(Equal(channels[clique]))
 
-		By("keeping the indices when a node leaves and another joins")
+		By("keeping a node whose daemon is away in the ensemble: no newcomer takes its index while the node is in the clique")
 		Expect(k8s.Delete(ctx, &v1beta1.IMEXNode{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "q7-n1"}})).To(Succeed())
+		applyIMEXNode(ctx, "q7-n4", clique, "127.0.70.5", true)
+		away := waitForEnsemble(ctx, clique, 4)
+		Expect(away["q7-n1"]).To(Equal(ensemble["q7-n1"]), "q7-n1, whose node is still in the clique, keeps its index")
+		Expect(k8s.Delete(ctx, &v1beta1.IMEXNode{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "q7-n4"}})).To(Succeed())
+		leaveClique(ctx, "q7-n4")
+		waitForEnsemble(ctx, clique, 3)
+
+		By("keeping the indices when a node leaves the clique and another joins")
+		leaveClique(ctx, "q7-n1")
+		waitForEnsemble(ctx, clique, 2)
 		applyIMEXNode(ctx, "q7-n3", clique, "127.0.70.4", true)
 		after := waitForEnsemble(ctx, clique, 3)
 		Expect(after["q7-n0"]).To(Equal(ensemble["q7-n0"]))
@@ -101,6 +111,7 @@ var _ = Describe("ComputeDomain controller and the long-lived IMEX daemons", Ord
 		before := waitForEnsemble(ctx, clique, 3)
 		By("removing a node, so that the lowest free index is not the newcomer's by name order")
 		Expect(k8s.Delete(ctx, &v1beta1.IMEXNode{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "q9-n0"}})).To(Succeed())
+		leaveClique(ctx, "q9-n0")
 		waitForEnsemble(ctx, clique, 2)
 		stop()
 		startController()
@@ -164,6 +175,12 @@ func cliqueDaemonLabels() map[string]string {
 }
 
 // applyIMEXNode runs a long-lived daemon pod on node at ip and writes its IMEXNode as the daemon does.
+// leaveClique takes the node out of its NVLink clique, as removing its tray does: its Node goes.
+func leaveClique(ctx context.Context, node string) {
+	GinkgoHelper()
+	Expect(client.IgnoreNotFound(k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}))).To(Succeed())
+}
+
 func applyIMEXNode(ctx context.Context, node, clique, ip string, ready bool) {
 	GinkgoHelper()
 	pod := runPod(ctx, "imex-"+node, node, ip, cliqueDaemonLabels())
@@ -184,6 +201,7 @@ func applyIMEXNode(ctx context.Context, node, clique, ip string, ready bool) {
 // applyIMEXNodeOwnedBy writes the spec of node's IMEXNode, owned by pod.
 func applyIMEXNodeOwnedBy(ctx context.Context, node, clique, ip string, pod *corev1.Pod) {
 	GinkgoHelper()
+	labelNodeClique(ctx, node, clique)
 	n := &v1beta1.IMEXNode{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "IMEXNode"},
 		ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: operatorNamespace,

@@ -17,9 +17,11 @@ package imexclique
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,9 +103,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("get IMEXClique %s: %w", req.Name, err)
 	}
 	previous := r.previous(&q)
-	status, overflow := Ensemble(previous, nodes, r.limit)
+	held := func(node string) bool {
+		clique, err := r.nodeClique(ctx, node)
+		return err == nil && clique == q.Spec.CliqueID
+	}
+	status, overflow := Ensemble(previous, nodes, r.limit, held)
 	if len(overflow) > 0 {
 		logger.Info("Clique has more nodes than its ensemble holds; they join when an index frees up", "limit", r.limit, "left out", overflow)
+		for i := range nodes {
+			if slices.Contains(overflow, nodes[i].Name) && r.refused != nil {
+				r.refused(ctx, &nodes[i], fmt.Sprintf("clique %s's ensemble is full: its %d indices are held by its members (a member whose IMEX daemon is away keeps its index while its node is in the clique); the node joins when one leaves", q.Spec.CliqueID, r.limit))
+			}
+		}
 	}
 	if equality.Semantic.DeepEqual(previous, status) {
 		return ctrl.Result{}, nil
@@ -130,8 +141,21 @@ func (r *Reconciler) previous(q *v1beta1.IMEXClique) v1beta1.IMEXCliqueStatus {
 	return *q.Status.DeepCopy()
 }
 
+// nodeClique is the node's NVLink clique label ("" for a node without one, or a node that is gone).
+func (r *Reconciler) nodeClique(ctx context.Context, node string) (string, error) {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	if err := r.client.Get(ctx, client.ObjectKey{Name: node}, m); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("get node %s for its NVLink clique: %w", node, err)
+	}
+	return m.Labels[v1beta1.CliqueNodeLabelKey], nil
+}
+
 // trustedNodes returns the IMEXNodes of the clique named name that a live long-lived daemon pod on their
-// node and at their address owns, and the clique's ID.
+// node and at their address owns, on a node whose clique label (the GPU plugin's) agrees, and the clique's ID.
 func (r *Reconciler) trustedNodes(ctx context.Context, name string) ([]v1beta1.IMEXNode, string, error) {
 	var list v1beta1.IMEXNodeList
 	if err := r.client.List(ctx, &list, client.InNamespace(r.namespace), client.MatchingFields{cliqueIDIndexField: name}); err != nil {
@@ -142,6 +166,20 @@ func (r *Reconciler) trustedNodes(ctx context.Context, name string) ([]v1beta1.I
 		return nil, "", err
 	}
 	trusted, refused := TrustNodes(list.Items, daemons)
+	kept := trusted[:0]
+	for _, n := range trusted {
+		clique, err := r.nodeClique(ctx, n.Spec.NodeName)
+		switch {
+		case err != nil:
+			return nil, "", err
+		case clique != n.Spec.CliqueID:
+			refused = append(refused, NodeRefusal{Node: n, Reason: fmt.Sprintf(
+				"it says clique %s but node %s's %s label, which only the node's GPU plugin may set, says %q", n.Spec.CliqueID, n.Spec.NodeName, v1beta1.CliqueNodeLabelKey, clique)})
+		default:
+			kept = append(kept, n)
+		}
+	}
+	trusted = kept
 	for _, f := range refused {
 		klog.FromContext(ctx).Info("Ignoring an IMEXNode that disagrees with where the clique's daemons run", "imexNode", klog.KObj(&f.Node), "reason", f.Reason)
 		if r.refused != nil {
@@ -156,8 +194,12 @@ func (r *Reconciler) trustedNodes(ctx context.Context, name string) ([]v1beta1.I
 }
 
 // Ensemble computes a clique's ensemble from its previous status and its trusted nodes: every node with an
-// address, at most limit, each keeping its previous index (imex.AssignIndices); the rest overflow.
-func Ensemble(previous v1beta1.IMEXCliqueStatus, nodes []v1beta1.IMEXNode, limit int) (v1beta1.IMEXCliqueStatus, []string) {
+// address, at most limit, each keeping its previous index (imex.AssignIndices); the rest overflow. A previous
+// member missing from nodes for which held says true (its node is still in the clique: its daemon is restarting,
+// or its tray is down) stays a member, at its last address, as in a static IMEX configuration, so that no
+// newcomer (a node of another clique that claims this one, say) can take a real member's place meanwhile. A
+// member leaves when its node leaves the clique (the Node goes, or its clique label changes).
+func Ensemble(previous v1beta1.IMEXCliqueStatus, nodes []v1beta1.IMEXNode, limit int, held func(node string) bool) (v1beta1.IMEXCliqueStatus, []string) {
 	prev := map[string]int32{}
 	for _, n := range previous.Nodes {
 		prev[n.Name] = n.Index
@@ -170,6 +212,12 @@ func Ensemble(previous v1beta1.IMEXCliqueStatus, nodes []v1beta1.IMEXNode, limit
 		}
 		ips[n.Name] = n.Spec.IPAddress
 		names = append(names, n.Name)
+	}
+	for _, n := range previous.Nodes {
+		if _, listed := ips[n.Name]; !listed && n.IPAddress != "" && held != nil && held(n.Name) {
+			ips[n.Name] = n.IPAddress
+			names = append(names, n.Name)
+		}
 	}
 	indices, overflow := imex.AssignIndices(names, prev, limit)
 	status := v1beta1.IMEXCliqueStatus{}

@@ -30,8 +30,9 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
-// SetupWithManager registers the indexes and watches: IMEXCliques, the IMEXNodes (by their clique's name)
-// and the long-lived daemon pods (through the IMEXNodes they own). The manager's cache must hold
+// SetupWithManager registers the indexes and watches: IMEXCliques, the IMEXNodes (by their clique's name),
+// the long-lived daemon pods (through the IMEXNodes they own) and the Nodes' metadata (their clique label, for
+// the clique it names and the one their IMEXNode names). The manager's cache must hold
 // IMEXNodes and IMEXCliques of the namespace and the daemon pods (the ComputeDomain controller's cache
 // does).
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
@@ -73,5 +74,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		}), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetLabels()[ComponentLabelKey] == ComponentLabelValue
 		}))).
+		WatchesMetadata(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			var reqs []reconcile.Request
+			if c := o.GetLabels()[v1beta1.CliqueNodeLabelKey]; c != "" {
+				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.namespace, Name: v1beta1.IMEXCliqueName(c)}})
+			}
+			var n v1beta1.IMEXNode
+			if err := cache.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: o.GetName()}, &n); err == nil && n.Spec.CliqueID != o.GetLabels()[v1beta1.CliqueNodeLabelKey] {
+				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.namespace, Name: v1beta1.IMEXCliqueName(n.Spec.CliqueID)}})
+			}
+			return reqs
+		}), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(r)
 }
