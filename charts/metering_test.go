@@ -53,6 +53,8 @@ func TestMeteringIsOffByDefault(t *testing.T) {
 	}
 }
 
+// The meter watches claims (to check every billed interval's claim) and raises events on the plugin
+// pods whose ledgers it refuses; it writes nothing else.
 func TestMeteringReadsOnlyPluginPodsNamespacesAndClaims(t *testing.T) {
 	objs := renderChart(t, "cdo", "-f", filepath.Join(chartDir, "ci", "metering-values.yaml"))
 	cluster := named(byKind(objs, "ClusterRole"), "compute-domain-metering")
@@ -60,10 +62,10 @@ func TestMeteringReadsOnlyPluginPodsNamespacesAndClaims(t *testing.T) {
 	if len(cluster) != 1 || len(ns) != 1 {
 		t.Fatalf("%d ClusterRoles and %d Roles named compute-domain-metering, want one each", len(cluster), len(ns))
 	}
-	if diff := cmp.Diff([]string{"/namespaces: get", "resource.k8s.io/resourceclaims: get"}, rules(t, cluster[0])); diff != "" {
+	if diff := cmp.Diff([]string{"/namespaces: get", "resource.k8s.io/resourceclaims: get,list,watch"}, rules(t, cluster[0])); diff != "" {
 		t.Errorf("cluster-wide rules (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"/pods: list"}, rules(t, ns[0])); diff != "" || ns[0].GetNamespace() != "cdo" {
+	if diff := cmp.Diff([]string{"/events: create,patch", "/pods: list"}, rules(t, ns[0])); diff != "" || ns[0].GetNamespace() != "cdo" {
 		t.Errorf("rules in namespace %s (-want +got):\n%s", ns[0].GetNamespace(), diff)
 	}
 
