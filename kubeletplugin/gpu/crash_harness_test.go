@@ -34,23 +34,60 @@ import (
 // restarts the plugin and answers as the kubelet does (retry, or unprepare a claim whose pod went away),
 // finishes the script, and checks the node: every claim the script left prepared is prepared exactly once, no
 // device belongs to two claims, no CDI spec or MIG instance outlives its claim, and a GPU no claim shares has
-// its default compute mode and time slice. CRASH_TRIALS sets the number of crashes (default 200), CRASH_SEED
-// the seed.
+// its default compute mode and time slice. The plugin is built with the hook from its start-up on, so that about
+// half the kills are followed by another while it restarts (its start-up reconcile: the usage sync, the removal
+// of MIG instances no claim owns) or rolls back what the first kill interrupted. CRASH_TRIALS sets the number of
+// crashes (default 200), CRASH_SEED the seed.
 func TestCrashHarness(t *testing.T) {
+	var crashed, repeated, atStartup int
 	crashtest.Harness(t, 200, []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
 		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted", "usage-pending", "unprepare-usage-ended"},
-		func(rng *rand.Rand, name string) string { return runCrashTrial(t, rng, name) })
+		func(rng *rand.Rand, name string) string {
+			hook := runCrashTrial(t, rng, name)
+			repeated += max(0, len(hook.Points)-1)
+			atStartup += len(hook.startup)
+			if hook.Point != "" {
+				crashed++
+			}
+			return hook.Point
+		})
+	t.Logf("kills after the first: %d, of them during a start-up: %d", repeated, atStartup)
+	if crashed >= 100 && (repeated == 0 || atStartup == 0) {
+		t.Errorf("%d kills after the first and %d during a start-up in %d crashed trials: the harness never kills a recovering plugin", repeated, atStartup, crashed)
+	}
 }
 
-// gpuNode is the GPU plugin on a harness node.
+// trialHook is a trial's crash hook, with the kills that hit while the plugin started.
+type trialHook struct {
+	*crashtest.Hook
+	starting bool
+	startup  []string
+}
+
+func (h *trialHook) At(point string) bool {
+	crashed := h.Hook.At(point)
+	if crashed && h.starting {
+		h.startup = append(h.startup, point)
+	}
+	return crashed
+}
+
+// gpuNode is the GPU plugin on a harness node, built with the trial's crash hook.
 type gpuNode struct {
 	t      *testing.T
 	e      *testNodeEnv
 	d      *Driver
+	hook   *trialHook
 	claims []*resourceapi.ResourceClaim
 }
 
-func (n *gpuNode) Restart() { n.d = n.e.mustDriver() }
+func (n *gpuNode) Restart() {
+	n.hook.starting = true
+	defer func() { n.hook.starting = false }()
+	n.d = n.e.mustDriver(func(_ *Config, d *Deps) { d.Crash = n.hook.At })
+}
+
+func (n *gpuNode) CrashHook() *crashtest.Hook { return n.hook.Hook }
 
 func (n *gpuNode) Call(prepare bool, i int) error {
 	if prepare {
@@ -60,13 +97,14 @@ func (n *gpuNode) Call(prepare bool, i int) error {
 	return unprepare(n.t, n.d, string(n.claims[i].UID))[n.claims[i].UID]
 }
 
-// runCrashTrial runs one script with a crash at a random crash-point hit and checks the node; it returns the
-// point it crashed at ("" when the script passed fewer points than drawn).
-func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) string {
+// runCrashTrial runs one script with a crash at a random crash-point hit (and maybe more while the plugin
+// recovers) and checks the node; it returns the hook, whose Point is "" when the script passed fewer points
+// than drawn.
+func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) *trialHook {
 	t.Helper()
 	e, claims := harnessClaims(t, rng)
-	hook := crashtest.NewHook(rng, 24)
-	node := &gpuNode{t: t, e: e, d: e.mustDriver(), claims: claims}
+	hook := &trialHook{Hook: crashtest.NewHook(rng, 24)}
+	node := &gpuNode{t: t, e: e, d: e.mustDriver(), hook: hook, claims: claims}
 	node.d.state.crash = hook.At
 	left := crashtest.Run(t, rng, node, crashtest.Script(rng, len(claims)), trial)
 	node.d.state.crash = nil // the checks below are no part of the script
@@ -74,14 +112,14 @@ func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) string {
 	for i := range left {
 		prepared[string(claims[i].UID)] = claims[i]
 	}
-	checkNode(t, e, node.d, prepared, fmt.Sprintf("%s (crash at %q)", trial, hook.Point))
+	checkNode(t, e, node.d, prepared, fmt.Sprintf("%s (crashes at %q)", trial, hook.Points))
 	for _, c := range prepared {
 		if err := unprepare(t, node.d, string(c.UID))[c.UID]; err != nil {
 			t.Fatalf("%s: final unprepare of %s: %v", trial, c.Name, err)
 		}
 	}
 	checkNode(t, e, node.d, nil, trial+" after unpreparing everything")
-	return hook.Point
+	return hook
 }
 
 // harnessClaims are the claims of a trial: full GPUs (exclusive, time-sliced, MPS, two GPUs in one claim) on an

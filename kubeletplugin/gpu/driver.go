@@ -94,6 +94,9 @@ type Deps struct {
 	// Fatal, if set, is called with background errors that retrying cannot
 	// fix; the app cancels its run with it.
 	Fatal func(error)
+	// Crash is the crash tests' hook, asked at the named crash points from
+	// the start-up reconcile on; nil in production.
+	Crash draplugin.CrashHook
 }
 
 // Driver is the gpu.nvidia.com kubeletplugin.DRAPlugin: a thin adapter from

@@ -58,6 +58,7 @@ func (s *nodeState) removeUnknownMigInstances(ctx context.Context) error {
 		if n > 0 {
 			changed = true
 			klog.FromContext(ctx).Info("Destroyed MIG instances no claim owns", "gpu", g.UUID, "count", n)
+			s.crash.At("startup-mig-cleaned")
 		}
 	}
 	if changed {

@@ -62,7 +62,7 @@ type nodeState struct {
 func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMonitor) (*nodeState, error) {
 	s := &nodeState{
 		cfg: cfg, nvml: deps.NVML, cdi: deps.CDI, health: health,
-		metrics: deps.Metrics, usage: deps.Usage, clock: deps.Clock,
+		metrics: deps.Metrics, usage: deps.Usage, clock: deps.Clock, crash: deps.Crash,
 	}
 	var err error
 	if s.ledger, err = checkpoint.OpenLedger(ctx, deps.Checkpoint); err != nil {

@@ -49,25 +49,45 @@ func Script(rng *rand.Rand, n int) []Step {
 	return steps
 }
 
-// Hook crashes at the k-th crash point it is asked about and records which point that was.
+// Hook crashes at the k-th crash point it is asked about and records which point that was; armed again
+// (Arm), it crashes once more, which is how a harness kills a plugin a second time while it restarts, runs its
+// start-up reconcile or rolls back the prepare the first kill interrupted.
 type Hook struct {
 	k, hits int
-	// Point is where it crashed; "" until then.
+	// Point is where it first crashed; "" until then.
 	Point string
+	// Points are all the points it crashed at, in order.
+	Points []string
 }
 
 // NewHook crashes at a random one of the first maxHits crash-point hits.
 func NewHook(rng *rand.Rand, maxHits int) *Hook { return &Hook{k: 1 + rng.IntN(maxHits)} }
 
+// Arm makes the hook crash again at a random one of the next within hits.
+func (h *Hook) Arm(rng *rand.Rand, within int) { h.k = h.hits + 1 + rng.IntN(within) }
+
 // At is the plugins' draplugin.CrashHook.
 func (h *Hook) At(point string) bool {
 	h.hits++
 	if h.hits == h.k {
-		h.Point = point
+		if h.Point == "" {
+			h.Point = point
+		}
+		h.Points = append(h.Points, point)
 		return true
 	}
 	return false
 }
+
+// Hooked is a Node whose plugin is built with the hook (from its start-up on, Restart included), so that Run
+// can kill it again while it recovers.
+type Hooked interface {
+	Node
+	CrashHook() *Hook
+}
+
+// maxCrashesPerCall bounds the kills of one call and its recovery.
+const maxCrashesPerCall = 3
 
 // Recover runs call and reports whether it crashed at a crash point; other panics go on.
 func Recover(call func() error) (crashed bool, err error) {
@@ -92,22 +112,34 @@ type Node interface {
 
 // Run plays the script on the node: a call that crashes is followed by a restart and the kubelet's answer,
 // the same call again or, with probability 1/2 for a prepare, the unprepare of a claim whose pod was deleted
-// meanwhile (its later steps are dropped). It returns the claims the script leaves prepared.
+// meanwhile (its later steps are dropped). A Hooked node is, with probability 1/2 after each kill, killed again
+// within its next few crash points: during the restart's start-up reconcile or the answer's roll-back of what
+// the kill interrupted (at most maxCrashesPerCall kills per call). It returns the claims the script leaves
+// prepared.
 func Run(t *testing.T, rng *rand.Rand, node Node, steps []Step, trial string) map[int]bool {
 	t.Helper()
+	hooked, _ := node.(Hooked)
 	prepared, abandoned := map[int]bool{}, map[int]bool{}
 	for _, s := range steps {
 		if abandoned[s.Claim] {
 			continue
 		}
 		crashed, err := Recover(func() error { return node.Call(s.Prepare, s.Claim) })
-		if crashed {
-			node.Restart()
-			if s.Prepare && rng.IntN(2) == 0 {
+		for kills := 1; crashed; kills++ {
+			if hooked != nil && kills < maxCrashesPerCall && rng.IntN(2) == 0 {
+				hooked.CrashHook().Arm(rng, 3)
+			}
+			if crashed, _ = Recover(func() error { node.Restart(); return nil }); crashed {
+				if kills >= maxCrashesPerCall {
+					t.Fatalf("%s: the plugin crashed %d times in one call and its recovery", trial, kills)
+				}
+				continue
+			}
+			if kills == 1 && s.Prepare && rng.IntN(2) == 0 {
 				abandoned[s.Claim] = true
 				s = Step{Claim: s.Claim}
 			}
-			if crashed, err = Recover(func() error { return node.Call(s.Prepare, s.Claim) }); crashed {
+			if crashed, err = Recover(func() error { return node.Call(s.Prepare, s.Claim) }); crashed && (hooked == nil || kills >= maxCrashesPerCall) {
 				t.Fatalf("%s: the restarted plugin crashed", trial)
 			}
 		}
