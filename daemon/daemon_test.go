@@ -131,7 +131,7 @@ func (f *fakeController) reconcile(ctx context.Context) error {
 	f.mu.Lock()
 	changed := false
 	for clique, nodes := range byClique {
-		ens, _ := imexclique.Ensemble(f.ensembles[clique], nodes, v1beta1.NVL72CliqueSize)
+		ens, _ := imexclique.Ensemble(f.ensembles[clique], nodes, v1beta1.NVL72CliqueSize, nil)
 		if !equality.Semantic.DeepEqual(ens, f.ensembles[clique]) {
 			f.ensembles[clique], changed = ens, true
 		}
