@@ -28,7 +28,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	pluginwatcherapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
@@ -57,6 +60,12 @@ type Config struct {
 	// APIServer is how the Runtime's containers reach the API server with
 	// their pod's service account token.
 	APIServer APIServer
+	// FastRetry retries a failed NodePrepareResources after the agent's short
+	// backoff (0.2 s doubling to 10 s) instead of at the kubelet's pod resync
+	// (60-90 s, see podResyncDelay). It is for unit-speed tests of retry
+	// logic only: a figure measured with it is not what a real node shows, so
+	// no benchmark may use it.
+	FastRetry bool
 }
 
 // Agent is the kubelet's stand-in on one simulated node.
@@ -68,10 +77,16 @@ type Agent struct {
 	dra    *dra.Manager
 	queue  workqueue.TypedRateLimitingInterface[string]
 
+	// recorder emits the kubelet's events (core/v1, as the kubelet does).
+	recorder record.EventRecorder
+
 	mu       sync.Mutex
 	pods     map[string]*podState // by namespace/name
 	informer cache.SharedIndexInformer
 	ready    chan struct{}
+	// workers are the pods' syncs in flight: one goroutine per pod, as the
+	// kubelet's pod workers.
+	workers sync.WaitGroup
 
 	// containers outlive Run, as containers outlive a kubelet that stops;
 	// StopContainers ends them.
@@ -85,7 +100,15 @@ type podState struct {
 	pod       *corev1.Pod
 	prepared  bool
 	startedAt time.Time
-	finished  bool
+	// finished: the pod's containers will not run again; its phase becomes
+	// terminal once its claims are unprepared.
+	finished bool
+	// exitCode is the finished pod's, for its terminal phase.
+	exitCode int32
+	// retryAt is when a failed prepare is tried again (the pod resync),
+	// unless the pod object changes first from failedPod.
+	retryAt   time.Time
+	failedPod *corev1.Pod
 	// containers are the pod's containers run by the Runtime, by name.
 	containers map[string]*runningContainer
 	// stopToken ends the renewal of the pod's service account token.
@@ -163,6 +186,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	go heartbeat(ctx, a.cfg.Client, node, a.cfg.LeaseDuration, a.cfg.RenewInterval)
 
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.cfg.Client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	a.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node.Name})
+
 	factory := informers.NewSharedInformerFactoryWithOptions(a.cfg.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node.Name).String()
@@ -192,6 +220,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	plugins := newPluginRegistration(a.cfg.Paths.PluginsRegistry)
 	plugins.AddHandler(pluginwatcherapi.DRAPlugin, manager.GetWatcherHandler())
 	go plugins.Run(ctx)
+	go a.watchDeviceHealth(ctx)
 
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
@@ -207,6 +236,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	for a.processNext(ctx) {
 	}
+	a.workers.Wait()
 	return nil
 }
 
@@ -224,12 +254,25 @@ func (a *Agent) enqueue(obj any) {
 	}
 }
 
+// processNext hands the next pod to its own goroutine; the queue gives a
+// key to one sync at a time, so each pod has at most one worker and pods
+// do not wait for each other (calls into one plugin are serialized only by
+// the plugin helper, as on a real node).
 func (a *Agent) processNext(ctx context.Context) bool {
 	key, quit := a.queue.Get()
 	if quit {
 		return false
 	}
-	defer a.queue.Done(key)
+	a.workers.Add(1)
+	go func() {
+		defer a.workers.Done()
+		defer a.queue.Done(key)
+		a.syncAndRequeue(ctx, key)
+	}()
+	return true
+}
+
+func (a *Agent) syncAndRequeue(ctx context.Context, key string) {
 	requeueAfter, err := a.syncPod(ctx, key)
 	switch {
 	case err != nil && ctx.Err() == nil:
@@ -241,7 +284,6 @@ func (a *Agent) processNext(ctx context.Context) bool {
 	default:
 		a.queue.Forget(key)
 	}
-	return true
 }
 
 // activePods are the pods the DRA manager must keep prepared: known to the
@@ -256,6 +298,32 @@ func (a *Agent) activePods() []*corev1.Pod {
 		}
 	}
 	return pods
+}
+
+// keyOfPod is the key of the pod with uid the agent runs ("" if none).
+func (a *Agent) keyOfPod(uid types.UID) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for key, st := range a.pods {
+		if st.pod.UID == uid {
+			return key
+		}
+	}
+	return ""
+}
+
+// setPod records the latest pod object (activePods reads it).
+func (a *Agent) setPod(st *podState, pod *corev1.Pod) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st.pod = pod
+}
+
+// markFinished records that the pod's containers will not run again.
+func (a *Agent) markFinished(st *podState, exitCode int32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st.finished, st.exitCode = true, exitCode
 }
 
 func (a *Agent) state(key string, uid types.UID) (*podState, *podState) {

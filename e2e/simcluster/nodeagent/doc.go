@@ -22,4 +22,17 @@
 // and drives pod phases and conditions. Containers do not run: they are
 // Running until deleted, or until the run duration of a pod that does not
 // restart has elapsed.
+//
+// Around the manager it follows the kubelet (v1.37): each pod has its own
+// worker, so pods of a node are prepared concurrently and calls into one
+// plugin are serialized only by the plugin helper; a failed prepare gives the
+// pod a Warning event FailedPrepareDynamicResources, leaves its containers
+// Waiting in ContainerCreating and is tried again at the pod resync, 60-90 s
+// later, or earlier when the pod object changes (Config.FastRetry, for
+// unit-speed tests only, retries within seconds); a pod's claims are
+// unprepared, also after a failed or partial prepare, before its phase
+// becomes terminal and before its object is removed, both held while the
+// manager may still need to unprepare; device health from the manager's
+// updates is written to containerStatuses[].allocatedResourcesStatus; and
+// registration ignores registry files whose names start with ".".
 package nodeagent

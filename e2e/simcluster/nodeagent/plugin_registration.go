@@ -18,6 +18,7 @@ import (
 	"context"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/record"
@@ -97,6 +98,9 @@ func (p *pluginRegistration) scan(ctx context.Context) {
 	_ = filepath.WalkDir(p.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil // a directory that went away mid-walk: the next scan sees
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			return nil // as the kubelet's watcher: names starting with "." are not plugins
 		}
 		if isSocket, _ := util.IsUnixDomainSocket(path); !isSocket {
 			return nil

@@ -86,3 +86,22 @@ func TestScanFollowsTheRegistrySockets(t *testing.T) {
 		t.Errorf("a removed socket is still in the desired state")
 	}
 }
+
+// TestScanIgnoresDotFiles: as the kubelet's watcher, a socket whose name
+// starts with "." is not a plugin (editors, atomic renames, rolling-update
+// temporaries).
+func TestScanIgnoresDotFiles(t *testing.T) {
+	dir, err := os.MkdirTemp("", "reg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	p := newPluginRegistration(dir)
+	hidden := filepath.Join(dir, ".gpu.nvidia.com-reg.sock")
+	l := listenUnix(t, hidden)
+	defer func() { _ = l.Close() }()
+	p.scan(context.Background())
+	if p.desired.PluginExists(hidden) {
+		t.Errorf("a dot-file socket %s is in the desired state", hidden)
+	}
+}

@@ -30,7 +30,8 @@ import (
 
 // syncPod moves one pod a step towards what its spec and deletion state ask
 // for, as the kubelet's pod worker does. It returns a delay after which the
-// pod needs another sync (a running job pod that will finish).
+// pod needs another sync (a running job pod that will finish, a failed
+// prepare waiting for the pod resync).
 func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) {
 	obj, exists, err := a.informer.GetIndexer().GetByKey(key)
 	if err != nil {
@@ -43,6 +44,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 		a.mu.Unlock()
 		if st != nil {
 			a.stopContainers(st, 0)
+			a.markFinished(st, 137)
 			if err := a.unprepare(ctx, st); err != nil {
 				return 0, err
 			}
@@ -65,17 +67,28 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 		st = &podState{pod: pod}
 		a.remember(key, st)
 	}
-	st.pod = pod
+	a.setPod(st, pod)
 
 	switch {
 	case pod.DeletionTimestamp != nil:
 		return 0, a.terminate(ctx, key, st)
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
-		st.finished = true
+		a.markFinished(st, st.exitCode)
 		a.podIPs.release(pod.UID)
 		return 0, a.unprepare(ctx, st)
+	case st.finished:
+		// Containers ended; the terminal phase waits for the unprepare.
+		return 0, a.finish(ctx, st, st.exitCode)
 	case !st.prepared:
+		if wait := a.waitForResync(st, pod); wait > 0 {
+			return wait, nil
+		}
 		return a.start(ctx, key, st)
+	}
+	if err := a.syncDeviceHealth(ctx, st); err != nil {
+		return 0, err
+	}
+	switch {
 	case len(st.containers) > 0:
 		return a.superviseContainers(ctx, key, st)
 	case runsToCompletion(pod) && a.cfg.RunDuration > 0:
@@ -93,11 +106,10 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 func (a *Agent) start(ctx context.Context, key string, st *podState) (time.Duration, error) {
 	pod := st.pod
 	if err := a.dra.PrepareResources(ctx, pod); err != nil {
-		msg := fmt.Sprintf("prepare dynamic resources: %v", err)
-		_ = a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return waitingStatus(p, "ContainerCreating", msg) })
-		return 0, fmt.Errorf("%s", msg)
+		return a.prepareFailed(ctx, st, err)
 	}
 	st.prepared = true
+	st.retryAt, st.failedPod = time.Time{}, nil
 	edits := map[string]ContainerEdits{}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
@@ -132,7 +144,11 @@ func (a *Agent) start(ctx context.Context, key string, st *podState) (time.Durat
 	st.startedAt = time.Now()
 	startedAt := metav1.NewTime(st.startedAt)
 	unready := a.probeReadiness(ctx, pod, podIP)
-	if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus { return runningStatus(p, a.nodeIP, podIP, startedAt, unready) }); err != nil {
+	if err := a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus {
+		s := runningStatus(p, a.nodeIP, podIP, startedAt, unready)
+		a.withDeviceHealth(ctx, p, &s)
+		return s
+	}); err != nil {
 		return 0, err
 	}
 	klog.FromContext(ctx).V(2).Info("Pod running", "containers", len(edits))
@@ -142,24 +158,28 @@ func (a *Agent) start(ctx context.Context, key string, st *podState) (time.Durat
 	return 0, nil
 }
 
-// finish ends a pod's containers with exitCode and releases its claims.
+// finish ends a pod's containers with exitCode: as the kubelet, its claims
+// are unprepared first and only then is the terminal phase written (the
+// claim controller frees a claim once its pod is terminal). While the
+// unprepare fails, the pod keeps its phase and the sync is retried.
 func (a *Agent) finish(ctx context.Context, st *podState, exitCode int32) error {
+	a.markFinished(st, exitCode)
+	a.podIPs.release(st.pod.UID)
+	if err := a.unprepare(ctx, st); err != nil {
+		return err
+	}
 	now := metav1.Now()
 	reason := "Completed"
 	if exitCode != 0 {
 		reason = "Error"
 	}
-	if err := a.updateStatus(ctx, st.pod, func(p *corev1.Pod) corev1.PodStatus { return terminatedStatus(p, exitCode, reason, now) }); err != nil {
-		return err
-	}
-	st.finished = true
-	a.podIPs.release(st.pod.UID)
-	return a.unprepare(ctx, st)
+	return a.updateStatus(ctx, st.pod, func(p *corev1.Pod) corev1.PodStatus { return terminatedStatus(p, exitCode, reason, now) })
 }
 
 // terminate handles a pod being deleted: containers stop, claims are
-// unprepared, then the pod object is removed (grace period 0, UID
-// precondition), which is the kubelet's last step.
+// unprepared (also after a failed or partial prepare), then the pod object
+// is removed (grace period 0, UID precondition), which is the kubelet's last
+// step and waits while the DRA manager may still need to unprepare.
 func (a *Agent) terminate(ctx context.Context, key string, st *podState) error {
 	pod := st.pod
 	grace := 30 * time.Second
@@ -179,7 +199,7 @@ func (a *Agent) terminate(ctx context.Context, key string, st *podState) error {
 			return err
 		}
 	}
-	st.finished = true
+	a.markFinished(st, 137)
 	if err := a.unprepare(ctx, st); err != nil {
 		return err
 	}
@@ -195,12 +215,18 @@ func (a *Agent) terminate(ctx context.Context, key string, st *podState) error {
 	return nil
 }
 
+// unprepare releases the pod's claims through the DRA manager, whether or
+// not its prepare succeeded: the manager records a pod's claims before it
+// calls the plugins, so a failed or partial prepare leaves claims to
+// unprepare. It fails while the manager still holds claims for the pod
+// (PodMightNeedToUnprepareResources), which keeps the terminal phase and
+// the pod's deletion waiting.
 func (a *Agent) unprepare(ctx context.Context, st *podState) error {
-	if !st.prepared {
-		return nil
-	}
 	if err := a.dra.UnprepareResources(ctx, st.pod); err != nil {
 		return fmt.Errorf("unprepare dynamic resources: %w", err)
+	}
+	if a.dra.PodMightNeedToUnprepareResources(st.pod.UID) {
+		return fmt.Errorf("unprepare dynamic resources: the DRA manager still holds claims of pod %s", st.pod.UID)
 	}
 	st.prepared = false
 	return nil
