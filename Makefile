@@ -63,9 +63,20 @@ build: ## Build every product binary into bin/.
 	go build -o $(BIN)/ ./cmd/...
 
 .PHONY: image
-image: ## Build the operator image (IMAGE=...) with docker buildx; needs a Docker engine (none on the CI machines).
-	@docker info >/dev/null 2>&1 || { echo "make image: no Docker engine reachable (docker info failed); the image cannot be built here"; exit 2; }
-	docker build -t $(IMAGE) .
+image: ## Build the operator image (IMAGE=...) from the Dockerfile; starts Debian's dockerd when no engine answers (hack/docker-engine.sh).
+	hack/docker-engine.sh run $(MAKE) --no-print-directory image-build
+
+# BuildKit (the Dockerfile's cache mounts): `docker build` where the CLI has buildx, else Debian's docker.io CLI
+# (20.10) with its engine's embedded BuildKit.
+DOCKER ?= $(shell if docker buildx version >/dev/null 2>&1; then echo docker; elif [ -x /usr/bin/docker ]; then echo /usr/bin/docker; else echo docker; fi)
+
+.PHONY: image-build
+image-build:
+	DOCKER_BUILDKIT=1 $(DOCKER) build -t $(IMAGE) .
+
+.PHONY: offline-images
+offline-images: ## Without a registry: the Dockerfile's base images and a kind node image built from Debian packages and Go sources (hack/offline-images.sh; cached).
+	hack/docker-engine.sh run env DOCKER=$(DOCKER) BIN=$(BIN) KUBE_VERSION=$(KUBE_VERSION) KIND_VERSION=$(KIND_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/offline-images.sh all
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRD manifests.
@@ -126,15 +137,23 @@ test-e2e-kind: $(KIND) ## The same e2e suite against the kind cluster of make ki
 	  cd e2e && E2E_KUBECONFIG=$$kubeconfig GOFLAGS="$(E2E_GOFLAGS)" go test -p 1 -timeout 60m ./suite/...
 
 .PHONY: kind-up
-kind-up: $(KIND) $(HELM) image ## A kind cluster (hack/kind-config.yaml) with the image loaded and the chart installed (mock NVML).
+kind-up: $(KIND) $(HELM) ## A kind cluster (hack/kind-config.yaml) with the image loaded and the chart installed (mock NVML); starts dockerd if none answers and leaves it for kind-down.
+	hack/docker-engine.sh up
+	$(MAKE) --no-print-directory offline-images image
 	$(KIND) get clusters | grep -qx $(KIND_CLUSTER) || $(KIND) create cluster --name $(KIND_CLUSTER) --config hack/kind-config.yaml
 	$(KIND) load docker-image --name $(KIND_CLUSTER) $(IMAGE)
 	$(HELM) upgrade --install cdo $(CHART) -n computedomain-operator --create-namespace --wait \
 	  -f $(CHART)/ci/kind-values.yaml --set image.repository=$(firstword $(subst :, ,$(IMAGE))) --set image.tag=$(lastword $(subst :, ,$(IMAGE)))
 
 .PHONY: kind-down
-kind-down: $(KIND) ## Delete the kind cluster of kind-up.
-	$(KIND) delete cluster --name $(KIND_CLUSTER)
+kind-down: $(KIND) ## Delete the kind cluster of kind-up, and stop the dockerd that kind-up started (if it did).
+	-$(KIND) delete cluster --name $(KIND_CLUSTER)
+	hack/docker-engine.sh down
+
+.PHONY: test-kind
+test-kind: $(KIND) $(HELM) testbins ## Images, kind cluster, helm install, the e2e suite on kind, cluster deleted (hack/test-kind.sh; not part of make test).
+	hack/docker-engine.sh run env DOCKER=$(DOCKER) BIN=$(BIN) KIND=$(KIND) HELM=$(HELM) IMAGE=$(IMAGE) KIND_CLUSTER=$(KIND_CLUSTER) \
+	  KUBE_VERSION=$(KUBE_VERSION) KIND_VERSION=$(KIND_VERSION) ETCD_VERSION=$(ETCD_VERSION) E2E_GOFLAGS="$(E2E_GOFLAGS)" hack/test-kind.sh
 
 .PHONY: bench
 bench: testbins $(BIN)/bench $(BIN)/simcluster ## Every benchmark (about 40 minutes on 2 cores): output under docs/bench/ (with date, machine, commit, command), the formation plot docs/bench/formation.png; docs/benchmarks.md reads them.
