@@ -62,6 +62,11 @@ type Options struct {
 	// PluginsDir holds one directory per driver with dra.sock and the
 	// plugin's state.
 	PluginsDir string
+	// Concurrent: the plugin is safe for concurrent prepare and unprepare
+	// calls, so the helper does not serialize them
+	// (kubeletplugin.Serialize(false)); unset, the helper runs one call of
+	// the plugin at a time.
+	Concurrent bool
 }
 
 // PluginDataDir is <plugins dir>/<driver>: the DRA socket and the checkpoint.
@@ -86,6 +91,7 @@ func Start(ctx context.Context, plugin kubeletplugin.DRAPlugin, o Options) (*kub
 		kubeletplugin.KubeClient(o.KubeClient),
 		kubeletplugin.RegistrarDirectoryPath(o.RegistrarDir),
 		kubeletplugin.PluginDataDirectoryPath(o.PluginDataDir()),
+		kubeletplugin.Serialize(!o.Concurrent),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("start kubelet plugin %s: %w", o.DriverName, err)

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -38,16 +39,20 @@ const DefaultDriverName = apiv1beta1.ComputeDomainDriverName
 
 // Defaults of Config.
 const (
-	// DefaultReadyWait is how long one prepare call waits for the domain to
-	// become ready on this node before answering with a retryable error; far
-	// below the kubelet's 45 s call timeout.
-	DefaultReadyWait = 2 * time.Second
-	// MaxReadyWait is the longest ReadyWait.
-	MaxReadyWait = 10 * time.Second
+	// DefaultReadyWait is how long one prepare of a channel claim waits,
+	// inside the call, for its node's place in the domain before it answers
+	// with a retryable error. The kubelet retries a failed prepare only at
+	// its next pod sync (60-90 s later), so the wait covers a healthy
+	// domain's formation (the controller writes the status at most every
+	// 500 ms); it stays well below the kubelet's 45 s call timeout.
+	DefaultReadyWait = 30 * time.Second
+	// MaxReadyWait is the longest ReadyWait: 10 s below the kubelet's 45 s
+	// call timeout, room for the helper's claim reads and the checkpoint and
+	// CDI writes.
+	MaxReadyWait = 35 * time.Second
 	// DefaultCleanupInterval is how often claims whose ResourceClaim is gone
 	// are unprepared.
 	DefaultCleanupInterval = time.Minute
-	readyPollInterval      = 100 * time.Millisecond
 )
 
 // Config is the plugin's static configuration.
@@ -66,8 +71,10 @@ type Config struct {
 	// DomainConfigRoot is the host directory under which each domain's
 	// daemon gets its IMEX config directory (<root>/<domain UID>).
 	DomainConfigRoot string
-	ReadyWait        time.Duration
-	CleanupInterval  time.Duration
+	// ReadyWait is how long one prepare of a channel claim waits for its
+	// node's place in the domain (DefaultReadyWait).
+	ReadyWait       time.Duration
+	CleanupInterval time.Duration
 }
 
 // Deps are the driver's injected dependencies.
@@ -167,12 +174,28 @@ func (d *Driver) Run(ctx context.Context) {
 }
 
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin: each claim is
-// prepared by the state (nodeState.Prepare), one after the other.
+// prepared by the state (nodeState.Prepare), the claims of one call side by
+// side, so that a pod whose claims wait for two domains waits once. The
+// state is safe for concurrent calls: the helper runs this plugin with
+// Concurrent (kubeletplugin.Serialize(false)), so a claim waiting for its
+// domain never holds up another pod's prepare or unprepare on the node.
 func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
 	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
-	for _, claim := range claims {
-		out[claim.UID] = d.state.Prepare(ctx, claim)
+	if len(claims) == 1 {
+		out[claims[0].UID] = d.state.Prepare(ctx, claims[0])
+		return out, nil
 	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, claim := range claims {
+		wg.Go(func() {
+			res := d.state.Prepare(ctx, claim)
+			mu.Lock()
+			defer mu.Unlock()
+			out[claim.UID] = res
+		})
+	}
+	wg.Wait()
 	return out, nil
 }
 

@@ -107,22 +107,27 @@ func (e *nodeEnv) ctx() context.Context {
 	return ctx
 }
 
-// fakeDomains is the plugin's view of the API's ComputeDomains.
+// fakeDomains is the plugin's view of the API's ComputeDomains: a cache
+// whose every change notifies as the informer does (after the store holds
+// it).
 type fakeDomains struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*apiv1beta1.ComputeDomain
+	DomainChanges
 }
 
 func (f *fakeDomains) set(cd *apiv1beta1.ComputeDomain) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.byUID[cd.UID] = cd.DeepCopy()
+	f.mu.Unlock()
+	f.Notify(cd.UID)
 }
 
 func (f *fakeDomains) remove(uid types.UID) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	delete(f.byUID, uid)
+	f.mu.Unlock()
+	f.Notify(uid)
 }
 
 func (f *fakeDomains) DomainByUID(_ context.Context, uid types.UID) (*apiv1beta1.ComputeDomain, error) {

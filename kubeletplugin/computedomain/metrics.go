@@ -45,7 +45,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		prepareDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "compute_domain_kubelet_plugin_prepare_duration_seconds", Help: "Time of one prepare call for one claim, by outcome.",
-			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 40},
 		}, []string{"outcome"}),
 		prepares: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "compute_domain_kubelet_plugin_prepares_total", Help: "Prepare calls by claim kind (channel, daemon) and outcome (prepared, waiting, refused, error).",

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,19 +36,58 @@ import (
 )
 
 // Prepare prepares one claim and observes it in the metrics. The state's
-// lock is held while the claim is prepared, never while it waits: a channel
-// claim whose domain is not ready on this node yet waits (up to ReadyWait)
-// with the lock released, so other claims on the node are prepared meanwhile,
-// and is then tried once more.
+// lock is held while the claim is prepared, never while it waits. A channel
+// claim whose node has no place in its domain yet (the domain's status does
+// not list this node Ready with a channel for its clique) waits inside the
+// call, up to ReadyWait, and is prepared as soon as the domain's next status
+// write reaches the cache: the kubelet retries a failed prepare only at its
+// next pod sync, 60-90 s later, so a pod of a healthy forming domain must be
+// prepared by its first call. Other claims of the node are prepared
+// meanwhile (the helper does not serialize this plugin's calls). After
+// ReadyWait the answer is a retryable error that says what the claim waited
+// for and what the domain's status shows instead.
 func (s *nodeState) Prepare(ctx context.Context, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
 	start := s.clock.Now()
 	devices, kind, err := s.prepareLocked(ctx, claim)
-	var pending *channelPendingError
-	if errors.As(err, &pending) && s.waitForChannel(ctx, pending.domainUID) {
-		devices, kind, err = s.prepareLocked(ctx, claim)
+	if pending, ok := errors.AsType[*channelPendingError](err); ok {
+		devices, kind, err = s.waitAndPrepare(ctx, claim, pending.domainUID, start)
 	}
 	s.metrics.observePrepare(kind, s.clock.Since(start), err)
 	return kubeletplugin.PrepareResult{Devices: devices, Err: err}
+}
+
+// waitAndPrepare prepares a channel claim again each time its domain changes
+// in the cache or the node releases a claim (which may free the channel),
+// until it is prepared, fails otherwise, ReadyWait has passed since start or
+// the call ends. It holds no lock while it waits.
+func (s *nodeState) waitAndPrepare(ctx context.Context, claim *resourceapi.ResourceClaim, domainUID types.UID, start time.Time) ([]kubeletplugin.Device, string, error) {
+	timer := s.clock.NewTimer(start.Add(s.cfg.ReadyWait).Sub(s.clock.Now()))
+	defer timer.Stop()
+	klog.FromContext(ctx).V(2).Info("Channel claim waits for its node's place in the domain", "claim", klog.KObj(claim), "domainUID", domainUID, "readyWait", s.cfg.ReadyWait)
+	for {
+		// Subscribe before looking, so that no change is missed.
+		domainChanged, released := s.domains.Changed(domainUID), s.releasedChannel()
+		devices, kind, err := s.prepareLocked(ctx, claim)
+		pending, ok := errors.AsType[*channelPendingError](err)
+		if !ok {
+			return devices, kind, err
+		}
+		select {
+		case <-domainChanged:
+		case <-released:
+		case <-timer.C():
+			devices, kind, err = s.prepareLocked(ctx, claim) // a change that raced the deadline
+			if pending, ok := errors.AsType[*channelPendingError](err); ok {
+				pending.waited = s.cfg.ReadyWait
+				return nil, kind, pending
+			}
+			return devices, kind, err
+		case <-ctx.Done():
+			pending.waited = s.clock.Since(start)
+			pending.ended = context.Cause(ctx)
+			return nil, kind, pending
+		}
+	}
 }
 
 // prepareLocked prepares one claim under the state's lock, without waiting,
@@ -63,15 +103,28 @@ func (s *nodeState) prepareLocked(ctx context.Context, claim *resourceapi.Resour
 	return devices, kind, err
 }
 
-// channelPendingError is a channel claim's retryable error while its domain
-// does not list this node Ready with a channel for its clique.
+// channelPendingError is a channel claim's retryable error while its node has
+// no place in its domain: what it waits for and what it finds instead.
 type channelPendingError struct {
+	claim     klog.ObjectRef
 	domainUID types.UID
-	err       error
+	// waitingFor is what the claim needs, cause what the node sees instead.
+	waitingFor, cause string
+	// waited is how long the call waited; ended, when set, why it stopped
+	// before ReadyWait (the kubelet's call ended).
+	waited time.Duration
+	ended  error
 }
 
-func (e *channelPendingError) Error() string { return e.err.Error() }
-func (e *channelPendingError) Unwrap() error { return e.err }
+func (e *channelPendingError) Error() string {
+	waited := fmt.Sprintf("waited %s", e.waited)
+	if e.ended != nil {
+		waited = fmt.Sprintf("the call ended (%v) after %s", e.ended, e.waited.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("prepare claim %s: %v: %s for %s: %s; the kubelet retries", e.claim, ErrWaitingForDomain, waited, e.waitingFor, e.cause)
+}
+
+func (e *channelPendingError) Unwrap() error { return ErrWaitingForDomain }
 
 func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
 	logger := klog.FromContext(ctx).WithValues("claim", klog.KObj(claim), "claimUID", claim.UID)
@@ -91,11 +144,13 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	if domain == nil {
+	switch {
+	case domain == nil && plan.kind == apiv1beta1.DeviceTypeChannel:
+		return nil, &channelPendingError{claim: klog.KObj(claim), domainUID: plan.domainUID,
+			waitingFor: fmt.Sprintf("a ComputeDomain with UID %s", plan.domainUID), cause: "there is none (not created yet, or deleted)"}
+	case domain == nil:
 		return nil, fmt.Errorf("prepare claim %s: %w: no ComputeDomain with UID %s (not created yet, or deleted)", klog.KObj(claim), ErrWaitingForDomain, plan.domainUID)
-	}
-	switch plan.kind {
-	case apiv1beta1.DeviceTypeChannel:
+	case plan.kind == apiv1beta1.DeviceTypeChannel:
 		return s.prepareWorkload(ctx, claim, plan, domain)
 	default:
 		return s.prepareDaemon(ctx, claim, plan, domain)
@@ -129,12 +184,14 @@ func (s *nodeState) prepareWorkload(ctx context.Context, claim *resourceapi.Reso
 
 	channel, ok := domain.ChannelReady(s.cfg.NodeName, s.cfg.CliqueID)
 	if !ok {
-		return nil, &channelPendingError{domainUID: domain.UID, err: fmt.Errorf("prepare claim %s: %w %s: its IMEX daemon on node %s is not ready yet, or clique %s has no channel yet; the kubelet retries",
-			klog.KObj(claim), ErrWaitingForDomain, klog.KObj(domain), s.cfg.NodeName, s.cfg.CliqueID)}
+		return nil, &channelPendingError{claim: klog.KObj(claim), domainUID: domain.UID,
+			waitingFor: fmt.Sprintf("ComputeDomain %s to list node %s Ready in clique %s with a channel", klog.KObj(domain), s.cfg.NodeName, s.cfg.CliqueID),
+			cause:      whyNotPlaced(domain, s.cfg.NodeName, s.cfg.CliqueID)}
 	}
 	if owner, other, held := s.channelHolder(int(channel), domain.UID); held {
-		return nil, fmt.Errorf("prepare claim %s: %w: channel %d of ComputeDomain %s is still prepared on this node for claim %s of domain %s (its workload has not ended); the kubelet retries",
-			klog.KObj(claim), ErrWaitingForDomain, channel, klog.KObj(domain), owner, other)
+		return nil, &channelPendingError{claim: klog.KObj(claim), domainUID: domain.UID,
+			waitingFor: fmt.Sprintf("channel %d of ComputeDomain %s on this node", channel, klog.KObj(domain)),
+			cause:      fmt.Sprintf("it is still prepared for claim %s of domain %s (its workload has not ended)", owner, other)}
 	}
 	channels, err := s.channelsFor(int(channel), plan.mode)
 	if err != nil {
@@ -152,31 +209,6 @@ func (s *nodeState) prepareWorkload(ctx context.Context, claim *resourceapi.Reso
 	s.crash.At("cdi-written")
 	logger.V(2).Info("Prepared channel claim", "domain", klog.KObj(domain), "channels", channels)
 	return s.completeClaim(claim, plan, data, []string{ids[cdiChannelDevice]})
-}
-
-// waitForChannel waits, without the state's lock, up to ReadyWait for the
-// domain's status (in the local cache) to list this node Ready with a channel
-// for its clique; false when it does not, or the domain is gone.
-func (s *nodeState) waitForChannel(ctx context.Context, domainUID types.UID) bool {
-	deadline := s.clock.Now().Add(s.cfg.ReadyWait)
-	for {
-		left := deadline.Sub(s.clock.Now())
-		if left <= 0 {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-s.clock.After(min(readyPollInterval, left)):
-		}
-		domain, err := s.domains.DomainByUID(ctx, domainUID)
-		if err != nil || domain == nil {
-			return false
-		}
-		if _, ok := domain.ChannelReady(s.cfg.NodeName, s.cfg.CliqueID); ok {
-			return true
-		}
-	}
 }
 
 // channelHolder finds a claim of another domain that this node's checkpoint

@@ -100,7 +100,7 @@ func TestPrepare(t *testing.T) {
 				return domain("a", "team-a", uidA, c, ptr.To[int32](7), "other-node")
 			},
 			claim: channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
-			want:  want{err: ErrWaitingForDomain, errText: "its IMEX daemon on node node-1 is not ready yet", claimSate: checkpoint.PrepareStarted},
+			want:  want{err: ErrWaitingForDomain, errText: "its status does not list node node-1", claimSate: checkpoint.PrepareStarted},
 		},
 		"a ready node whose clique has no channel yet waits too": {
 			profile: "gb200-nvl72",
@@ -111,7 +111,7 @@ func TestPrepare(t *testing.T) {
 		"a domain the API does not know (yet) is a retryable wait": {
 			profile: "gb200-nvl72",
 			claim:   channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
-			want:    want{err: ErrWaitingForDomain, errText: "no ComputeDomain with UID " + string(uidA)},
+			want:    want{err: ErrWaitingForDomain, errText: "a ComputeDomain with UID " + string(uidA) + ": there is none"},
 		},
 		"an unknown field in the channel config is refused": {
 			profile: "gb200-nvl72",
@@ -236,7 +236,7 @@ func TestAChannelStillHeldByAnotherDomainIsRefused(t *testing.T) {
 	e.domains.set(domain("new", "team-b", uidB, e.clique, ptr.To[int32](3), testNode))
 	reused := channelClaim("wb", "team-b", "claim-b", 1, uidB, "")
 	res := prepare(t, d, reused)
-	if !errors.Is(res.Err, ErrWaitingForDomain) || !strings.Contains(res.Err.Error(), "channel 3 of ComputeDomain team-b/new is still prepared on this node for claim claim-a") {
+	if !errors.Is(res.Err, ErrWaitingForDomain) || !strings.Contains(res.Err.Error(), "channel 3 of ComputeDomain team-b/new on this node: it is still prepared for claim claim-a") {
 		t.Fatalf("prepare of the new domain's claim while channel 3 is held: %v; want a retryable refusal naming the holder", res.Err)
 	}
 	if err := unprepare(t, d, old); err != nil {

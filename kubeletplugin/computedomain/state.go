@@ -40,11 +40,16 @@ type nodeState struct {
 	clock   clock.WithTicker
 	metrics *Metrics
 
-	// mu guards ledger and serializes prepare, unprepare and the stale-claim
-	// cleanup.
+	// mu guards ledger and released and serializes the steps of prepare,
+	// unprepare and the stale-claim cleanup (the helper calls them
+	// concurrently: a channel claim waits for its domain without it).
 	mu     sync.Mutex
 	ledger *checkpoint.Ledger
-	crash  draplugin.CrashHook
+	// released is closed, and replaced, whenever a claim leaves the ledger:
+	// a channel claim waiting for a channel that another domain's claim
+	// still holds on the node wakes then.
+	released chan struct{}
+	crash    draplugin.CrashHook
 }
 
 // newNodeState loads the checkpoint (discarding state of an earlier boot) and
@@ -56,7 +61,7 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps) (*nodeState, error
 	}
 	s := &nodeState{
 		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, ledger: ledger,
-		domains: deps.Domains, clock: deps.Clock, metrics: deps.Metrics,
+		domains: deps.Domains, clock: deps.Clock, metrics: deps.Metrics, released: make(chan struct{}),
 	}
 	s.metrics.setClaims(ledger.Claims())
 	if err := s.removeOrphanConfigDirs(ctx); err != nil {
@@ -75,6 +80,14 @@ func (s *nodeState) saveClaim(uid string, cs checkpoint.ClaimState) error {
 	return nil
 }
 
+// releasedChannel returns the channel that the next claim leaving the ledger
+// closes.
+func (s *nodeState) releasedChannel() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.released
+}
+
 // deleteClaim forgets one claim and keeps the claims gauge in step. Callers
 // hold s.mu.
 func (s *nodeState) deleteClaim(uid string) error {
@@ -82,5 +95,7 @@ func (s *nodeState) deleteClaim(uid string) error {
 		return err
 	}
 	s.metrics.setClaims(s.ledger.Claims())
+	close(s.released)
+	s.released = make(chan struct{})
 	return nil
 }

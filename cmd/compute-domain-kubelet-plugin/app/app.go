@@ -26,7 +26,6 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
@@ -109,29 +108,28 @@ func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	domains, err := cache.New(cfg, cache.Options{Scheme: scheme})
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("ComputeDomain cache: %w", err)
 	}
+	domains := computedomain.NewCachedDomains(c)
 	start := func(ctx context.Context) error {
-		if err := domains.IndexField(ctx, &v1beta1.ComputeDomain{}, computedomain.DomainUIDIndex, computedomain.IndexDomainUID); err != nil {
-			return fmt.Errorf("ComputeDomain cache: %w", err)
+		if err := domains.Watch(ctx); err != nil {
+			return err
 		}
 		go func() {
-			if err := domains.Start(ctx); err != nil {
+			if err := c.Start(ctx); err != nil {
 				klog.FromContext(ctx).Error(err, "ComputeDomain cache stopped")
 			}
 		}()
-		if !domains.WaitForCacheSync(ctx) {
+		if !c.WaitForCacheSync(ctx) {
 			return fmt.Errorf("ComputeDomain cache did not sync: %w", ctx.Err())
 		}
 		return nil
 	}
-	return &cluster{kube: kube, domains: computedomain.CachedDomains{Reader: domains}, start: start}, nil
+	return &cluster{kube: kube, domains: domains, start: start}, nil
 }
 
-// serve runs the plugin: domain cache, driver, kubelet registration,
-// publishing, stale-claim cleanup, metrics.
 func serve(ctx context.Context, o *options, clique string, c *cluster) error {
 	logger := klog.FromContext(ctx)
 	writer, store, err := o.NodeFiles()
@@ -140,6 +138,10 @@ func serve(ctx context.Context, o *options, clique string, c *cluster) error {
 	}
 	dopts := o.Options()
 	dopts.KubeClient = c.kube
+	// A channel claim waits inside its prepare call for its node's place in
+	// the domain; the driver's state is safe for concurrent calls, so that
+	// wait holds up no other claim of the node.
+	dopts.Concurrent = true
 	registry := prometheus.NewRegistry()
 	driver, err := computedomain.NewDriver(ctx, computedomain.Config{
 		DriverName: o.DriverName, NodeName: o.NodeName, CliqueID: clique,

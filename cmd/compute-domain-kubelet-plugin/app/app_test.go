@@ -52,7 +52,7 @@ func TestParseRejects(t *testing.T) {
 		// The flags every plugin has are tested in internal/draplugin.
 		"a shared flag is checked too": {args: []string{"--node-name=n", "--cdi-root=cdi"}, wantErr: `--cdi-root "cdi": must be an absolute path`},
 		"too many slots":               {args: []string{"--node-name=n", "--channel-slots=120", "--daemon-slots=16"}, wantErr: "together at most 128"},
-		"a ready wait past the limit":  {args: []string{"--node-name=n", "--ready-wait=30s"}, wantErr: "--ready-wait 30s: must be more than 0 and at most 10s"},
+		"a ready wait past the limit":  {args: []string{"--node-name=n", "--ready-wait=40s"}, wantErr: "--ready-wait 40s: must be more than 0 and at most 35s"},
 		"no channel slots":             {args: []string{"--node-name=n", "--channel-slots=0"}, wantErr: "each at least 1"},
 		"no operator namespace":        {args: []string{"--node-name=n"}, wantErr: `--operator-namespace "": must be a namespace name (or set POD_NAMESPACE)`},
 	}
@@ -65,9 +65,19 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
+// staticDomains is the plugin's domain cache: set changes a domain and
+// notifies as the informer does.
 type staticDomains struct {
 	mu sync.Mutex
 	m  map[types.UID]*v1beta1.ComputeDomain
+	computedomain.DomainChanges
+}
+
+func (s *staticDomains) set(cd *v1beta1.ComputeDomain) {
+	s.mu.Lock()
+	s.m[cd.UID] = cd.DeepCopy()
+	s.mu.Unlock()
+	s.Notify(cd.UID)
 }
 
 func (s *staticDomains) DomainByUID(_ context.Context, uid types.UID) (*v1beta1.ComputeDomain, error) {

@@ -45,7 +45,7 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs := pflag.NewFlagSet("compute-domain-kubelet-plugin", pflag.ContinueOnError)
 	fs.IntVar(&o.channelSlots, "channel-slots", computedomain.DefaultChannelSlots, "Number of channel-<i> devices: workload claims of any domains this node can hold at once.")
 	fs.IntVar(&o.daemonSlots, "daemon-slots", computedomain.DefaultDaemonSlots, "Number of daemon-<i> devices: domains whose IMEX daemon this node can run at once.")
-	fs.DurationVar(&o.readyWait, "ready-wait", computedomain.DefaultReadyWait, "How long one prepare of a workload claim waits for its domain to be ready on this node before a retryable error (at most 10s; the kubelet's call timeout is 45s).")
+	fs.DurationVar(&o.readyWait, "ready-wait", computedomain.DefaultReadyWait, "How long one prepare of a workload (channel) claim waits, inside the call, for the domain's status to list this node Ready with a channel for its clique, before a retryable error (the kubelet retries it only at its next pod sync, 60-90s later); at most 35s (the kubelet's call timeout is 45s).")
 	nsDefault, _ := lookup("POD_NAMESPACE")
 	fs.StringVar(&o.operatorNS, "operator-namespace", nsDefault, "Namespace of the operator's IMEX daemon pods: the only namespace whose daemon claims are prepared [env POD_NAMESPACE].")
 	err := o.Parse(fs, args, lookup, draplugin.FlagHelp{
