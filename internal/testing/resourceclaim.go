@@ -98,7 +98,7 @@ func (w *ResourceClaimWrapper) AdminAccess() *ResourceClaimWrapper {
 
 // Config adds an opaque config for driver to the allocation, from source (claim or class), for requests (all
 // requests when none). params is a JSON string or []byte, taken as it is (to test what a decoder makes of bad
-// JSON), or any other value, a config object for one, marshalled to JSON.
+// JSON), or any other value, a config object for one, marshaled to JSON.
 func (w *ResourceClaimWrapper) Config(source resourceapi.AllocationConfigSource, driver string, params any, requests ...string) *ResourceClaimWrapper {
 	var raw []byte
 	switch p := params.(type) {

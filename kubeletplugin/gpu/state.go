@@ -33,7 +33,7 @@ import (
 // nodeState is what the plugin knows of its node, under one lock: the devices
 // it discovered and the claims its checkpoint records, with what preparing a
 // claim changes (NVML settings and MIG instances, CDI specs, the usage ledger,
-// the devices gauge). Prepare, Unprepare and UnprepareStale are its behaviour
+// the devices gauge). Prepare, Unprepare and UnprepareStale are its behavior
 // (prepare.go, unprepare.go, stale_claims.go); they hold the lock for their
 // whole run, so they see and change devices and claims together. The Driver
 // only adapts the kubelet's calls to it.
