@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -88,5 +89,55 @@ var _ = Describe("A ComputeDomain job on a cluster without the Workload API", fu
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(claims.Items).To(BeEmpty())
 		}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	})
+})
+
+var _ = Describe("The clique placement fallback against a long domain name and a forged placement mark", func() {
+	It("places a domain whose name is longer than a label value allows, and refuses a pod that carries the controller's placement mark", func(ctx SpecContext) {
+		ns := pc.Namespace(ctx)
+		DeferCleanup(func(ctx SpecContext) { pc.DeleteNamespace(ctx, ns) })
+
+		By("a tenant's pod that claims to be released into a clique is refused, naming the annotation")
+		forged := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "squatter", Namespace: ns,
+			Labels:      map[string]string{cdv1beta1.PlacementDomainLabelKey: "someone-elses-domain"},
+			Annotations: map[string]string{cdv1beta1.PlacementCliqueAnnotationKey: pc.RackClique(0)}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+		_, err := pc.Client.CoreV1().Pods(ns).Create(ctx, forged, metav1.CreateOptions{})
+		Expect(err).To(MatchError(ContainSubstring("only the operator's controller writes the " + cdv1beta1.PlacementCliqueAnnotationKey + " annotation")))
+
+		By("a 2-node domain named with 80 characters: its pods are labeled with a value that fits, held, and released together")
+		name := "a-domain-whose-name-is-much-longer-than-the-sixty-three-characters-of-label-value"
+		Expect(len(name)).To(BeNumerically(">", 63))
+		var objs []*unstructured.Unstructured
+		for _, o := range pc.Fixture(stories.UnmodifiedJob) {
+			switch o.GetKind() {
+			case "ComputeDomain":
+				o.SetName(name)
+				Expect(unstructured.SetNestedField(o.Object, int64(2), "spec", "numNodes")).To(Succeed())
+			case "Job":
+				Expect(unstructured.SetNestedField(o.Object, int64(2), "spec", "parallelism")).To(Succeed())
+				Expect(unstructured.SetNestedField(o.Object, int64(2), "spec", "completions")).To(Succeed())
+			}
+			objs = append(objs, o)
+		}
+		_, err = pc.Applier.Create(ctx, ns, objs)
+		Expect(err).NotTo(HaveOccurred())
+		var cd cdv1beta1.ComputeDomain
+		Eventually(ctx, func(g Gomega) {
+			g.Expect(pc.CRClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cd)).To(Succeed())
+			c := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionPlacementGuaranteed)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(cdv1beta1.ComputeDomainReasonCliqueAffinity), c.Message)
+		}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		pods, err := pc.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: cdv1beta1.PlacementDomainLabelKey + "=" + cdv1beta1.PlacementDomainLabelValue(name)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pods.Items).To(HaveLen(2))
+		clique := pods.Items[0].Annotations[cdv1beta1.PlacementCliqueAnnotationKey]
+		Expect(clique).NotTo(BeEmpty())
+		for _, p := range pods.Items {
+			Expect(p.Annotations).To(HaveKeyWithValue(cdv1beta1.PlacementCliqueAnnotationKey, clique), "both pods in one clique")
+			Expect(p.Spec.SchedulingGates).To(BeEmpty())
+		}
+		pc.WaitJobDone(ctx, ns)
 	})
 })
