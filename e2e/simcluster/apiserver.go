@@ -88,6 +88,9 @@ func formatGates(gates map[string]bool) string {
 // given etcd. It also sets the process-global feature gates, which the
 // scheduler and the controller manager read when they are created.
 func startAPIServer(tb *componentTB, etcd *embeddedEtcd, gates map[string]bool, resourceBetas bool, extraFlags ...string) (*apiServer, error) {
+	if err := stampKubernetesVersion(); err != nil {
+		return nil, err
+	}
 	opts := kubeapiservertesting.NewDefaultTestServerOptions()
 	opts.DisableInvariantChecks = true
 	var server kubeapiservertesting.TestServer
