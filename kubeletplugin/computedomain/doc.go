@@ -19,12 +19,17 @@
 //   - workload claims (a channel-<i> slot with a ComputeDomainChannelConfig):
 //     the claim's namespace must be the domain's; on a node without a
 //     multi-node fabric the claim succeeds with nothing injected; otherwise the
-//     plugin answers with a retryable error until the domain's status lists
-//     this node Ready with a channel for its clique (the node's long-lived
-//     IMEX daemon is ready and its clique's ensemble lists it), then injects
-//     /dev/nvidia-caps-imex-channels/channel<N> (N is the domain's channel in
-//     the clique, never the slot's number; every channel for allocationMode
-//     All) through a per-claim CDI spec;
+//     call waits (up to Config.ReadyWait, 30 s, without the state's lock)
+//     until the domain's status lists this node Ready with a channel for its
+//     clique (the node's long-lived IMEX daemon is ready and its clique's
+//     ensemble lists it), woken by the domain informer (domain_lookup.go),
+//     then injects /dev/nvidia-caps-imex-channels/channel<N> (N is the
+//     domain's channel in the clique, never the slot's number; every channel
+//     for allocationMode All) through a per-claim CDI spec. The kubelet
+//     retries a failed prepare only at its next pod sync, 60-90 s later, so a
+//     pod of a forming domain is prepared by its first call; after the wait a
+//     retryable error says what the domain's status shows instead
+//     (node_place.go);
 //   - daemon claims (a daemon-<i> slot with a ComputeDomainDaemonConfig), for
 //     manifests written for NVIDIA's driver, whose controller runs a daemon pod
 //     per domain (ours makes none): the container gets the domain's identity,
@@ -32,8 +37,11 @@
 //     internal/computedomain/identity).
 //
 // The node's state (state.go) owns the checkpoint under one lock and is what
-// prepares, unprepares and cleans up stale claims; the Driver (driver.go) only
-// adapts the kubelet helper's calls to it and publishes the pool.
+// prepares, unprepares and cleans up stale claims; it is safe for concurrent
+// calls, so the kubelet helper runs the plugin without serializing them
+// (draplugin.Options.Concurrent) and one claim's wait holds up no other claim
+// of the node. The Driver (driver.go) only adapts the kubelet helper's calls
+// to the state and publishes the pool.
 //
 // Every prepare is checkpointed (started before any side effect, completed
 // after), and unprepare works from the checkpoint alone: it never needs the
