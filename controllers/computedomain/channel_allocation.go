@@ -99,6 +99,31 @@ func (a *ChannelAllocator) Release(uid types.UID) {
 	a.releaseLocked(uid)
 }
 
+// ReleaseExcept frees the domain's channel in every clique not in keep, and returns those cliques, sorted: a
+// domain whose workload has left a clique gives that clique's channel back while it lives on elsewhere.
+func (a *ChannelAllocator) ReleaseExcept(uid types.UID, keep map[string]bool) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	dc, ok := a.domains[uid]
+	if !ok {
+		return nil
+	}
+	var released []string
+	for clique, ch := range dc.channels {
+		if keep[clique] {
+			continue
+		}
+		delete(a.holders[clique], ch)
+		if len(a.holders[clique]) == 0 {
+			delete(a.holders, clique)
+		}
+		delete(dc.channels, clique)
+		released = append(released, clique)
+	}
+	sort.Strings(released)
+	return released
+}
+
 // ReleaseNamed frees every channel held by the domain with that namespace/name, whatever its UID. The
 // reconciler calls it when a domain is gone without its finalizer having run.
 func (a *ChannelAllocator) ReleaseNamed(name types.NamespacedName) {

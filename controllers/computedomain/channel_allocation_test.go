@@ -16,6 +16,7 @@ package computedomain
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -243,5 +244,35 @@ func TestChannelAllocatorRebuild(t *testing.T) {
 				t.Errorf("channels held (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestReleaseExceptGivesBackOnlyTheCliquesLeft(t *testing.T) {
+	a := NewChannelAllocator(8)
+	if _, err := a.RebuildOnce(func() ([]v1beta1.ComputeDomain, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	d := DomainRef{UID: "d", Name: types.NamespacedName{Namespace: "ns", Name: "d"}}
+	other := DomainRef{UID: "o", Name: types.NamespacedName{Namespace: "ns", Name: "o"}}
+	for _, c := range []string{"c1", "c2", "c3"} {
+		if _, err := a.Assign(d, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := a.ReleaseExcept("d", map[string]bool{"c1": true}); !slices.Equal(got, []string{"c2", "c3"}) {
+		t.Errorf("released %v, want c2 and c3", got)
+	}
+	if got := a.Channels("d"); len(got) != 1 || got["c1"] != FirstChannel {
+		t.Errorf("channels after the release %v, want c1's alone", got)
+	}
+	// The channel given back in c2 is the next domain's there; c1's stays the domain's.
+	if ch, _ := a.Assign(other, "c2"); ch != FirstChannel {
+		t.Errorf("another domain got channel %d in c2, want the freed %d", ch, FirstChannel)
+	}
+	if ch, _ := a.Assign(other, "c1"); ch == FirstChannel {
+		t.Errorf("another domain got channel %d in c1, which the domain still holds", ch)
+	}
+	if got := a.ReleaseExcept("unknown", nil); got != nil {
+		t.Errorf("an unknown domain released %v", got)
 	}
 }

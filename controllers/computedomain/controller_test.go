@@ -180,6 +180,34 @@ var _ = Describe("ComputeDomain controller", func() {
 		}
 	})
 
+	It("gives a clique's channel back when the domain's workload leaves that clique, and keeps it while a claim there is allocated", func() {
+		const roam = "5f1e.77"
+		roamer := createDomain(ctx, "roamer", ns)
+		joinNode(ctx, roamer, utiltesting.MakeIMEXNode("r1-n41", operatorNamespace).Clique(rack1).IP("127.0.7.1").Ready())
+		away := joinNode(ctx, roamer, utiltesting.MakeIMEXNode("roam-n01", operatorNamespace).Clique(roam).IP("127.0.7.2").Ready())
+		held := readyChannels(ctx, roamer, 2)[roam]
+		Expect(held).To(Equal(computedomain.FirstChannel), "the first domain in a fresh clique gets its lowest channel")
+
+		By("the pod in the other clique done but its claim still allocated: the channel stays the domain's")
+		done := away.DeepCopy()
+		done.Status.ReservedFor = nil
+		Expect(k8s.Status().Patch(ctx, done, client.MergeFrom(away))).To(Succeed())
+		waiter := createDomain(ctx, "waiter", ns)
+		joinNode(ctx, waiter, utiltesting.MakeIMEXNode("roam-n02", operatorNamespace).Clique(roam).IP("127.0.7.3").Ready())
+		Expect(readyChannels(ctx, waiter, 1)[roam]).NotTo(Equal(held), "channel %d handed out while the roamer's claim is allocated in clique %s", held, roam)
+
+		By("the claim gone: the roamer lists only its first clique, and the next domain in the other gets the channel back")
+		Expect(k8s.Delete(ctx, done)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, roamer)
+			g.Expect(got.Status.Cliques).To(HaveLen(1))
+			g.Expect(got.Status.Cliques[0].CliqueID).To(Equal(rack1))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		newcomer := createDomain(ctx, "newcomer", ns)
+		joinNode(ctx, newcomer, utiltesting.MakeIMEXNode("roam-n03", operatorNamespace).Clique(roam).IP("127.0.7.4").Ready())
+		Expect(readyChannels(ctx, newcomer, 1)[roam]).To(Equal(held), "the channel the roamer gave back in clique %s", roam)
+	})
+
 	It("hands the channel of a deleted domain to the next domain only when its workload has let go of it", func() {
 		first := createDomain(ctx, "first", ns)
 		claim := joinNode(ctx, first, utiltesting.MakeIMEXNode("r1-n07", operatorNamespace).Clique(rack1).IP("127.0.4.7").Ready())

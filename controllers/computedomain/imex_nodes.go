@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,8 +89,47 @@ func (r *Reconciler) observeIMEX(ctx context.Context, s *scope) error {
 		nodes = append(nodes, node)
 	}
 	s.nodes = nodes
-	s.channels, s.channelErrors = r.assignChannels(s.domain, status.Cliques(nodes))
+	cliques := status.Cliques(nodes)
+	if err := r.releaseLeftCliques(ctx, s, cliques); err != nil {
+		return err
+	}
+	s.channels, s.channelErrors = r.assignChannels(s.domain, cliques)
 	s.nodesObserved = true
+	return nil
+}
+
+// releaseLeftCliques gives back the domain's channel in every clique its workload has left, so that idle
+// domains do not hold a clique's channels for good. A clique keeps the channel while the domain lists a node
+// of it, or any of the domain's claims is allocated on a node of it (by the node's clique label, which its GPU
+// plugin sets, or its IMEXNode): a pod on a node whose IMEX daemon restarts still holds the channel's device,
+// and a claim stays allocated until its pod is done (the kubelet unprepares before the pod's terminal phase).
+func (r *Reconciler) releaseLeftCliques(ctx context.Context, s *scope, listed []string) error {
+	keep := map[string]bool{}
+	for _, c := range listed {
+		keep[c] = true
+	}
+	for _, name := range s.allocatedNodes {
+		n := &metav1.PartialObjectMetadata{}
+		n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+		switch err := r.client.Get(ctx, client.ObjectKey{Name: name}, n); {
+		case err == nil:
+			if c := n.Labels[v1beta1.CliqueNodeLabelKey]; c != "" {
+				keep[c] = true
+			}
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("get node %s for its NVLink clique: %w", name, err)
+		}
+		var imexNode v1beta1.IMEXNode
+		switch err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.OperatorNamespace, Name: name}, &imexNode); {
+		case err == nil:
+			keep[imexNode.Spec.CliqueID] = true
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("get the IMEXNode of node %s: %w", name, err)
+		}
+	}
+	if released := r.channels.ReleaseExcept(s.domain.UID, keep); len(released) > 0 {
+		klog.FromContext(ctx).V(2).Info("Gave back the domain's channels in the cliques its workload left", "cliques", released)
+	}
 	return nil
 }
 

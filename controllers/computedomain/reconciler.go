@@ -99,8 +99,11 @@ type scope struct {
 	domain *v1beta1.ComputeDomain
 	// blocker is set by the claim template phase when a foreign template holds the workload template's name.
 	blocker *status.Blocker
-	// workloadNodes are the nodes the domain's workload claims are allocated on.
+	// workloadNodes are the nodes the domain's workload claims are allocated on and reserved for a pod.
 	workloadNodes []string
+	// allocatedNodes are the nodes any of the domain's workload claims is allocated on, reserved or not: a
+	// clique keeps the domain's channel while one of them is in it.
+	allocatedNodes []string
 	// nodesObserved says the IMEX phase looked up the domain's nodes; nodes, channels and channelErrors are
 	// what it found.
 	nodesObserved bool
@@ -202,6 +205,7 @@ func (r *Reconciler) observeWorkload(ctx context.Context, s *scope) error {
 		return err
 	}
 	s.workloadNodes = WorkloadNodes(claims)
+	s.allocatedNodes = allocatedNodes(claims)
 	r.metrics.observeWorkload(s.domain, len(s.workloadNodes), r.clock.Now())
 	return nil
 }

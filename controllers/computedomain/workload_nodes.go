@@ -57,3 +57,15 @@ func WorkloadNodes(claims []resourcev1.ResourceClaim) []string {
 	slices.Sort(nodes)
 	return slices.Compact(nodes)
 }
+
+// allocatedNodes returns, sorted and without repeats, the nodes any of the claims is allocated on.
+func allocatedNodes(claims []resourcev1.ResourceClaim) []string {
+	var nodes []string
+	for i := range claims {
+		if node, ok := allocation.Node(&claims[i]); ok {
+			nodes = append(nodes, node)
+		}
+	}
+	slices.Sort(nodes)
+	return slices.Compact(nodes)
+}
