@@ -30,7 +30,7 @@ import (
 // changes: the checkpoint (under one lock, with the claims gauge kept in
 // step), the per-claim CDI specs, the IMEX channel device nodes and the
 // domains' IMEX config directories. Prepare, Unprepare and UnprepareStale are
-// its behaviour (prepare.go, unprepare.go, stale_claims.go); the Driver only
+// its behavior (prepare.go, unprepare.go, stale_claims.go); the Driver only
 // adapts the kubelet's calls to them.
 type nodeState struct {
 	cfg     Config
