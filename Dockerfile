@@ -21,6 +21,8 @@ COPY controllers/ controllers/
 COPY daemon/ daemon/
 COPY internal/ internal/
 COPY kubeletplugin/ kubeletplugin/
+COPY metering/ metering/
+COPY webhook/ webhook/
 ARG VERSION=dev
 # cgo: go-nvml loads libnvidia-ml.so with dlopen at run time (nothing of the driver is linked in).
 ENV CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations"
@@ -44,4 +46,6 @@ LABEL org.opencontainers.image.source="https://github.com/computedomain-operator
 COPY --from=build /out/compute-domain-controller /out/compute-domain-daemon /out/compute-domain-kubelet-plugin /out/compute-domain-metering /out/compute-domain-webhook /out/gpu-kubelet-plugin /out/imex-standin /usr/bin/
 COPY LICENSE /licenses/LICENSE
 USER 65532:65532
-ENTRYPOINT ["/usr/bin/compute-domain-controller"]
+# The controller by default; any other binary by name (`docker run IMAGE gpu-kubelet-plugin --help`). The chart
+# names each container's command.
+CMD ["compute-domain-controller"]

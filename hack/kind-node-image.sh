@@ -32,10 +32,6 @@ stamp_of() { docker image inspect -f '{{ index .Config.Labels "cdo.offline.stamp
 mkdir -p "$work"
 
 [[ -d $kind_src/images/base ]] || (cd "$root" && go mod download -json "sigs.k8s.io/kind@$KIND_VERSION" >/dev/null)
-# kubeadm's image names and versions for KUBE_VERSION (constants of the kubeadm we build).
-KUBE_BINARIES=(kubelet kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy)
-KUBE_VERSION=$KUBE_VERSION "$root/hack/kube-binaries.sh" "$kube_bin" "${KUBE_BINARIES[@]}"
-KUBE_VERSION=$KUBE_VERSION ETCD_VERSION=$ETCD_VERSION "$root/hack/testbins.sh" "$BIN" >/dev/null
 
 self_sum=$(sha256sum "$0" | cut -c1-12)
 
@@ -59,6 +55,7 @@ COPY files/LICENSES/ /LICENSES/
 COPY files/etc/ /etc/
 RUN chmod 0755 /usr/local/bin/* /kind /kind/bin /kind/bin/* \\
     && find /etc/systemd /etc/containerd /etc/default /etc/sysctl.d /etc/crictl.yaml -type f -exec chmod 0644 {} + \\
+    && echo 'Dpkg::Options {"--force-confold";};' >/etc/apt/apt.conf.d/90-kind-keep-config \\
     && echo "Installing Packages ..." \\
     && DEBIAN_FRONTEND=noninteractive clean-install \\
       systemd \\
@@ -104,7 +101,13 @@ EOF
   log "$KIND_BASE_IMAGE built in $((SECONDS - start))s"
 fi
 
+[[ ${KIND_BASE_ONLY:-} == 1 ]] && exit 0
+
 # ---- 2. component images ----
+KUBE_BINARIES=(kubelet kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy)
+KUBE_VERSION=$KUBE_VERSION "$root/hack/kube-binaries.sh" "$kube_bin" "${KUBE_BINARIES[@]}"
+KUBE_VERSION=$KUBE_VERSION ETCD_VERSION=$ETCD_VERSION "$root/hack/testbins.sh" "$BIN" >/dev/null
+# kubeadm's image names and versions for KUBE_VERSION (constants of the kubeadm we build).
 etcd_tag=$(grep -o 'DefaultEtcdVersion = "[^"]*"' "$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBE_VERSION/cmd/kubeadm/app/constants/constants.go" | cut -d'"' -f2)
 pause_tag=$(grep -o 'PauseVersion = "[^"]*"' "$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBE_VERSION/cmd/kubeadm/app/constants/constants.go" | cut -d'"' -f2)
 sandbox_tag=$(docker run --rm --entrypoint cat "$KIND_BASE_IMAGE" /etc/containerd/config.toml | sed -n 's/.*sandbox_image = "\(.*\)"/\1/p')

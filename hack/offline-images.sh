@@ -70,18 +70,24 @@ golang_image() {
   if [[ $gover != "go$GO_VERSION" ]]; then
     echo "offline-images: the Go toolchain here is $gover, the Dockerfile names $GO_VERSION" >&2; exit 2
   fi
-  local stamp="$self_sum-$gover"
+  local stamp="$self_sum-$gover-$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null | sha256sum | cut -c1-8)"
   fresh "$tag" "$stamp" && return
   log "building $tag: debian:bookworm-slim + $goroot ($gover) + gcc"
   local ctx="$work/golang"
   rm -rf "$ctx"; mkdir -p "$ctx"
   # The toolchain as installed here (what golang's image has under /usr/local/go), without the test data.
   tar -C "$goroot/.." --exclude='go/pkg/obj' --exclude='go/test' -cf "$ctx/go.tar" "$(basename "$goroot")"
+  # This machine's extra CA certificates (an egress proxy's, say): the build stage downloads modules through
+  # the same network as this machine, so it trusts what this machine trusts. None: nothing added.
+  mkdir -p "$ctx/ca"
+  cp /usr/local/share/ca-certificates/*.crt "$ctx/ca/" 2>/dev/null || true
   cat >"$ctx/Dockerfile" <<EOF
 FROM debian:bookworm-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\
       ca-certificates git gcc libc6-dev make pkg-config openssh-client procps \\
     && rm -rf /var/lib/apt/lists/*
+COPY ca/ /usr/local/share/ca-certificates/
+RUN update-ca-certificates >/dev/null
 ADD go.tar /usr/local/
 ENV GOLANG_VERSION=$GO_VERSION GOTOOLCHAIN=local GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 RUN mkdir -p /go/src /go/bin && chmod -R 1777 /go && go version

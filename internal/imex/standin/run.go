@@ -65,6 +65,13 @@ func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals boo
 	peers := fs.Bool("N", false, "print the peers of the local daemon and their connection state")
 	timeout := fs.Duration("timeout", 2*time.Second, "how long -q and -N wait for the daemon")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			// -h/--help: the usage on stdout and success, like the operator's other binaries.
+			fmt.Fprintln(stdout, "Usage of imex-standin (stands in for nvidia-imex and nvidia-imex-ctl):")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil
+		}
 		return fmt.Errorf("%w (flags: -c <config file>, -q, -N, -timeout <duration>)", err)
 	}
 	if fs.NArg() > 0 {

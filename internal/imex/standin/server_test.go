@@ -308,3 +308,17 @@ func TestOneLinkPerPairAndTheDialersLossIsSeen(t *testing.T) {
 		waitForPeers(t, nd, want)
 	}
 }
+
+// TestHelpPrintsUsageAndSucceeds: `imex-standin --help` (as `docker run IMAGE imex-standin --help` runs it) prints
+// the flags on stdout and exits 0, like the operator's other binaries.
+func TestHelpPrintsUsageAndSucceeds(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		var out strings.Builder
+		if err := Run(context.Background(), []string{arg}, &out, false); err != nil {
+			t.Fatalf("Run(%s) = %v, want nil", arg, err)
+		}
+		if !strings.Contains(out.String(), "-c string") {
+			t.Errorf("Run(%s) printed %q, want the flags", arg, out.String())
+		}
+	}
+}
