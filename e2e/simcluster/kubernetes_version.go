@@ -41,7 +41,7 @@ var (
 	gitMinor string
 	//go:linkname gitTreeState k8s.io/component-base/version.gitTreeState
 	gitTreeState string
-	// dynamicGitVersion is what version.Get reports; it is initialised
+	// dynamicGitVersion is what version.Get reports; it is initialized
 	// from gitVersion when the package loads.
 	//go:linkname dynamicGitVersion k8s.io/component-base/version.dynamicGitVersion
 	dynamicGitVersion atomic.Value
