@@ -47,13 +47,19 @@ func (a *Agent) watchDeviceHealth(ctx context.Context) {
 
 // withDeviceHealth sets status's allocatedResourcesStatus from the DRA
 // manager (the kubelet's UpdateAllocatedResourcesStatus, in
-// generateAPIPodStatus), each list sorted so that equal health compares
-// equal.
+// generateAPIPodStatus), each list sorted and an empty one nil (as the API
+// returns it), so that equal health compares equal and a running pod's sync
+// does not write its status again and again.
 func (a *Agent) withDeviceHealth(ctx context.Context, pod *corev1.Pod, status *corev1.PodStatus) {
 	a.dra.UpdateAllocatedResourcesStatus(klog.FromContext(ctx), pod, status)
 	for i := range status.ContainerStatuses {
 		for j := range status.ContainerStatuses[i].AllocatedResourcesStatus {
-			slices.SortFunc(status.ContainerStatuses[i].AllocatedResourcesStatus[j].Resources, func(x, y corev1.ResourceHealth) int {
+			rs := &status.ContainerStatuses[i].AllocatedResourcesStatus[j]
+			if len(rs.Resources) == 0 {
+				rs.Resources = nil
+				continue
+			}
+			slices.SortFunc(rs.Resources, func(x, y corev1.ResourceHealth) int {
 				return strings.Compare(string(x.ResourceID), string(y.ResourceID))
 			})
 		}

@@ -15,10 +15,12 @@
 package nodeagent
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 )
 
@@ -48,4 +50,37 @@ func TestDeviceHealthReachesTheContainerStatus(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestARunningPodsStatusSettles: once a pod runs, its syncs (here: pod
+// updates that change nothing the agent owns) do not write its status again:
+// the device health the agent compares is what the API returns.
+func TestARunningPodsStatusSettles(t *testing.T) {
+	plugin := &scriptedPlugin{health: make(chan kubeletplugin.DeviceHealthReport, 1)}
+	n := startTestNode(t, plugin, nil)
+	n.createPodWithClaim("p", corev1.RestartPolicyAlways)
+	n.eventually("the pod runs", 10*time.Second, func() bool { return n.phase("p") == corev1.PodRunning })
+	time.Sleep(500 * time.Millisecond)
+	statusWrites := func() int {
+		c := 0
+		for _, a := range n.client.Actions() {
+			if a.GetVerb() == "update" && a.GetResource().Resource == "pods" && a.GetSubresource() == "status" {
+				c++
+			}
+		}
+		return c
+	}
+	before := statusWrites()
+	for i := range 5 {
+		pod := n.pod("p")
+		pod.Labels = map[string]string{"touch": fmt.Sprint(i)}
+		if _, err := n.client.CoreV1().Pods("ns").Update(n.ctx, pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if got := statusWrites() - before; got != 0 {
+		t.Errorf("%d status writes of a running pod whose status did not change, want 0", got)
+	}
 }
