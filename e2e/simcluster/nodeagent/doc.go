@@ -34,5 +34,8 @@
 // becomes terminal and before its object is removed, both held while the
 // manager may still need to unprepare; device health from the manager's
 // updates is written to containerStatuses[].allocatedResourcesStatus; and
-// registration ignores registry files whose names start with ".".
+// registration ignores registry files whose names start with "."; an agent
+// started again on a node's paths (a kubelet restart) reloads the manager's
+// checkpoint and adopts the pods that run there without preparing them again
+// (pods with containers of a Runtime image are started again).
 package nodeagent

@@ -118,8 +118,11 @@ type testNode struct {
 	t      *testing.T
 	ctx    context.Context
 	client *fake.Clientset
+	cfg    Config
 	agent  *Agent
 	plugin *scriptedPlugin
+	// stopAgent ends the running agent's Run (as a kubelet stops).
+	stopAgent func()
 }
 
 const testNodeName = "node-a"
@@ -145,28 +148,10 @@ func startTestNode(t *testing.T, plugin *scriptedPlugin, configure func(*Config)
 	if configure != nil {
 		configure(&cfg)
 	}
-	agent, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := agent.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("agent: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		agent.StopContainers()
-	})
-	select {
-	case <-agent.Ready():
-	case <-time.After(10 * time.Second):
-		t.Fatal("agent not ready")
-	}
+	t.Cleanup(cancel)
+	n := &testNode{t: t, ctx: ctx, client: client, cfg: cfg, plugin: plugin}
+	n.runAgent()
 	pluginDir := cfg.Paths.Plugins + "/" + testDriverName
 	if err := os.MkdirAll(pluginDir, 0o750); err != nil {
 		t.Fatal(err)
@@ -183,9 +168,44 @@ func startTestNode(t *testing.T, plugin *scriptedPlugin, configure func(*Config)
 		t.Fatal(err)
 	}
 	t.Cleanup(helper.Stop)
-	n := &testNode{t: t, ctx: ctx, client: client, agent: agent, plugin: plugin}
 	n.eventually("the plugin registers", 10*time.Second, func() bool { return helper.RegistrationStatus() != nil && helper.RegistrationStatus().PluginRegistered })
 	return n
+}
+
+// runAgent starts a node agent on the node's paths and waits until it is
+// ready; a second call after stopAgent is the kubelet restarting.
+func (n *testNode) runAgent() {
+	n.t.Helper()
+	agent, err := New(n.cfg)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(n.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := agent.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			n.t.Errorf("agent: %v", err)
+		}
+	}()
+	stopped := false
+	n.stopAgent = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	n.t.Cleanup(func() {
+		n.stopAgent()
+		agent.StopContainers()
+	})
+	n.agent = agent
+	select {
+	case <-agent.Ready():
+	case <-time.After(10 * time.Second):
+		n.t.Fatal("agent not ready")
+	}
 }
 
 // eventually polls cond until it holds or the timeout passes.

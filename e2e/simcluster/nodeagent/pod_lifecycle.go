@@ -63,11 +63,16 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 			return 0, err
 		}
 	}
+	adopting := false
 	if st == nil {
 		st = &podState{pod: pod}
 		a.remember(key, st)
+		adopting = true
 	}
 	a.setPod(st, pod)
+	if adopting && pod.DeletionTimestamp == nil {
+		a.adopt(ctx, st)
+	}
 
 	switch {
 	case pod.DeletionTimestamp != nil:
