@@ -67,7 +67,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals boo
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			// -h/--help: the usage on stdout and success, like the operator's other binaries.
-			fmt.Fprintln(stdout, "Usage of imex-standin (stands in for nvidia-imex and nvidia-imex-ctl):")
+			_, _ = fmt.Fprintln(stdout, "Usage of imex-standin (stands in for nvidia-imex and nvidia-imex-ctl):")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return nil
