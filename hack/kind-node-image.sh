@@ -86,6 +86,11 @@ RUN ctr oci spec \\
 # CDI: containerd 1.7 applies the CDI specs of a pod's claims only with enable_cdi (on by default from 2.0).
 RUN sed -i 's|^\[plugins."io.containerd.grpc.v1.cri"\]\$|&\n  enable_cdi = true\n  cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]|' /etc/containerd/config.toml \\
     && grep -q 'enable_cdi = true' /etc/containerd/config.toml
+# Hosts without CAP_SYS_RESOURCE (the CI machines): runc cannot lower a container's oom_score_adj below
+# containerd's own ("failed to update /proc/self/oom_score_adj: Permission denied", every pod sandbox failed).
+# restrict_oom_score_adj clamps it to containerd's own, as kind does for rootless nodes.
+RUN sed -i 's|restrict_oom_score_adj = false|restrict_oom_score_adj = true|' /etc/containerd/config.toml \\
+    && grep -q 'restrict_oom_score_adj = true' /etc/containerd/config.toml
 RUN systemctl enable kubelet.service \\
     && systemctl enable containerd.service \\
     && systemctl enable undo-mount-hacks.service \\
