@@ -36,17 +36,12 @@ mkdir -p "$work"
 self_sum=$(sha256sum "$0" | cut -c1-12)
 
 # ---- 1. base image ----
-base_stamp="$self_sum-$KIND_VERSION"
-if [[ "$(stamp_of "$KIND_BASE_IMAGE")" == "$base_stamp" ]]; then
-  log "$KIND_BASE_IMAGE is up to date"
-else
-  start=$SECONDS
-  log "building $KIND_BASE_IMAGE from kind $KIND_VERSION's base recipe and Debian 13 packages"
-  ctx=$work/base
-  rm -rf "$ctx"; mkdir -p "$ctx"
-  cp -r "$kind_src/images/base/files" "$ctx/files"
-  chmod -R u+w "$ctx"
-  cat >"$ctx/Dockerfile" <<EOF
+# Its stamp: the Dockerfile below, kind's files and the debian:trixie-slim it starts from.
+ctx=$work/base
+rm -rf "$ctx"; mkdir -p "$ctx"
+cp -r "$kind_src/images/base/files" "$ctx/files"
+chmod -R u+w "$ctx"
+cat >"$ctx/Dockerfile" <<EOF
 # kind $KIND_VERSION images/base/Dockerfile, with Debian's containerd, runc and CNI plugins (no GitHub here).
 FROM debian:trixie-slim
 COPY files/usr/local/bin/ /usr/local/bin/
@@ -99,8 +94,14 @@ RUN systemctl enable kubelet.service \\
 ENV container=docker
 STOPSIGNAL SIGRTMIN+3
 ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]
-LABEL cdo.offline.stamp=$base_stamp
 EOF
+base_stamp=$({ cat "$ctx/Dockerfile"; find "$ctx/files" -type f | sort | xargs cat; docker image inspect -f '{{.Id}}' debian:trixie-slim; } | sha256sum | cut -c1-16)
+if [[ "$(stamp_of "$KIND_BASE_IMAGE")" == "$base_stamp" ]]; then
+  log "$KIND_BASE_IMAGE is up to date"
+else
+  start=$SECONDS
+  log "building $KIND_BASE_IMAGE from kind $KIND_VERSION's base recipe and Debian 13 packages"
+  echo "LABEL cdo.offline.stamp=$base_stamp" >>"$ctx/Dockerfile"
   $DOCKER build -q -t "$KIND_BASE_IMAGE" "$ctx" >/dev/null
   rm -rf "$ctx"
   log "$KIND_BASE_IMAGE built in $((SECONDS - start))s"
@@ -119,7 +120,8 @@ sandbox_tag=$(docker run --rm --entrypoint cat "$KIND_BASE_IMAGE" /etc/container
 images=()
 
 component() { # tag stamp dockerfile-body (context: $work/ctx)
-  local tag=$1 stamp=$2 body=$3
+  local tag=$1 body=$3 stamp
+  stamp="$2-$({ echo "$body"; docker image inspect -f '{{.Id}}' debian:trixie-slim; } | sha256sum | cut -c1-8)"
   images+=("$tag")
   if [[ "$(stamp_of "$tag")" == "$stamp" ]]; then return; fi
   printf '%s\nLABEL cdo.offline.stamp=%s\n' "$body" "$stamp" >"$work/ctx/Dockerfile"
@@ -177,25 +179,25 @@ chmod +x "$work/ctx/cni-routes.sh"
 sum() { sha256sum "$@" | sha256sum | cut -c1-12; }
 
 for b in kube-apiserver kube-controller-manager kube-scheduler; do
-  component "registry.k8s.io/$b:$KUBE_VERSION" "$self_sum-$(sum "$work/ctx/$b")" \
+  component "registry.k8s.io/$b:$KUBE_VERSION" "$(sum "$work/ctx/$b")" \
     "FROM debian:trixie-slim
 COPY $b /usr/local/bin/$b"
 done
-component "registry.k8s.io/kube-proxy:$KUBE_VERSION" "$self_sum-$(sum "$work/ctx/kube-proxy")" \
+component "registry.k8s.io/kube-proxy:$KUBE_VERSION" "$(sum "$work/ctx/kube-proxy")" \
   "FROM debian:trixie-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends iptables nftables conntrack ipset kmod && rm -rf /var/lib/apt/lists/*
 COPY kube-proxy /usr/local/bin/kube-proxy"
-component "registry.k8s.io/etcd:$etcd_tag" "$self_sum-$(sum "$work/ctx/etcd")" \
+component "registry.k8s.io/etcd:$etcd_tag" "$(sum "$work/ctx/etcd")" \
   "FROM debian:trixie-slim
 COPY etcd /usr/local/bin/etcd"
 for t in "registry.k8s.io/pause:$pause_tag" "$sandbox_tag"; do
-  component "$t" "$self_sum-$(sum "$work/ctx/pause.c")" \
+  component "$t" "$(sum "$work/ctx/pause.c")" \
     "FROM scratch
 COPY pause /pause
 USER 65535:65535
 ENTRYPOINT [\"/pause\"]"
 done
-component "$CNI_IMAGE" "$self_sum-$(sum "$work/ctx/kubectl" "$work/ctx/cni-routes.sh")" \
+component "$CNI_IMAGE" "$(sum "$work/ctx/kubectl" "$work/ctx/cni-routes.sh")" \
   "FROM debian:trixie-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends iproute2 && rm -rf /var/lib/apt/lists/*
 COPY kubectl cni-routes.sh /usr/local/bin/

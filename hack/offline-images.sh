@@ -34,7 +34,8 @@ work=${OFFLINE_IMAGES_WORK:-$BIN/offline-images}
 DOCKER=${DOCKER:-docker}
 mkdir -p "$work"
 
-self_sum=$(sha256sum "$0" | cut -c1-16)
+# An image's stamp: the function that builds it (so an edit elsewhere in this script rebuilds nothing).
+fn_sum() { declare -f "$1" | sha256sum | cut -c1-16; }
 log() { echo "offline-images: $*"; }
 
 stamp_of() { docker image inspect -f '{{ index .Config.Labels "cdo.offline.stamp" }}' "$1" 2>/dev/null || true; }
@@ -52,7 +53,7 @@ timed() { # name cmd...
 }
 
 debian_rootfs() { # suite tag
-  local suite=$1 tag=$2 stamp="$self_sum-$1"
+  local suite=$1 tag=$2 stamp; stamp="$(fn_sum debian_rootfs)-$1"
   fresh "$tag" "$stamp" && return
   log "building $tag from Debian $suite (mmdebstrap --variant=minbase)"
   rm -f "$work/$suite.tar"
@@ -70,7 +71,7 @@ golang_image() {
   if [[ $gover != "go$GO_VERSION" ]]; then
     echo "offline-images: the Go toolchain here is $gover, the Dockerfile names $GO_VERSION" >&2; exit 2
   fi
-  local stamp="$self_sum-$gover-$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null | sha256sum | cut -c1-8)"
+  local stamp; stamp="$(fn_sum golang_image)-$gover-$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null | sha256sum | cut -c1-8)"
   fresh "$tag" "$stamp" && return
   log "building $tag: debian:bookworm-slim + $goroot ($gover) + gcc"
   local ctx="$work/golang"
@@ -99,7 +100,7 @@ EOF
 }
 
 distroless_image() {
-  local tag="gcr.io/distroless/base-debian12:nonroot" stamp="$self_sum"
+  local tag="gcr.io/distroless/base-debian12:nonroot" stamp; stamp=$(fn_sum distroless_image)
   fresh "$tag" "$stamp" && return
   log "building $tag: glibc, libssl3, CA certificates, tzdata, netbase from Debian 12; nonroot 65532; no shell"
   local ctx="$work/distroless"
@@ -136,11 +137,26 @@ EOF
   rm -rf "$ctx"
 }
 
+# The image the demo manifests and e2e fixtures name (ubuntu:24.04): no registry here, so a stand-in from
+# debian:trixie-slim under that tag (labelled cdo.offline.standin-for), loaded into kind by make test-kind. The
+# fixtures only need bash, sleep and ls in it.
+fixture_image() {
+  local tag="ubuntu:24.04" stamp; stamp=$(fn_sum fixture_image)
+  fresh "$tag" "$stamp" && return
+  log "building $tag as a stand-in: debian:trixie-slim (the fixtures' containers run bash, sleep, ls)"
+  local ctx="$work/fixture"
+  rm -rf "$ctx"; mkdir -p "$ctx"
+  printf 'FROM debian:trixie-slim\nLABEL cdo.offline.standin-for=ubuntu:24.04 cdo.offline.stamp=%s\n' "$stamp" >"$ctx/Dockerfile"
+  $DOCKER build -q -t "$tag" "$ctx" >/dev/null
+  rm -rf "$ctx"
+}
+
 build_base() {
   timed debian:bookworm-slim debian_rootfs bookworm debian:bookworm-slim
   timed debian:trixie-slim debian_rootfs trixie debian:trixie-slim
   timed "golang:$GO_VERSION-bookworm" golang_image
   timed gcr.io/distroless/base-debian12:nonroot distroless_image
+  timed "ubuntu:24.04 (fixture stand-in)" fixture_image
 }
 
 case $what in
