@@ -81,7 +81,8 @@ create_cluster() {
 kubectl_() { "$BIN/kube/$KUBE_VERSION/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 install() {
-  "$KIND" load docker-image --name "$KIND_CLUSTER" "$IMAGE"
+  # The operator's image, and the image the demo manifests and e2e fixtures name (a stand-in, see offline-images.sh).
+  "$KIND" load docker-image --name "$KIND_CLUSTER" "$IMAGE" ubuntu:24.04
   "$HELM" --kubeconfig "$kubeconfig" upgrade --install cdo charts/computedomain-operator -n computedomain-operator \
     --create-namespace --wait --timeout 5m -f charts/computedomain-operator/ci/kind-values.yaml \
     --set image.repository="${IMAGE%:*}" --set image.tag="${IMAGE##*:}" --set image.pullPolicy=Never
