@@ -24,7 +24,8 @@ trap 'k delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 # ---- users of the chart's pods, as the node's kernel sees their processes ----
 for proc in compute-domain-controller gpu-kubelet-plugin compute-domain-kubelet-plugin compute-domain-daemon; do
   for node in $(docker ps --filter "label=io.x-k8s.kind.cluster=$KIND_CLUSTER" --format '{{.Names}}'); do
-    users=$(docker exec "$node" ps -o uid= -C "$proc" 2>/dev/null | tr -s ' \n' ' ' || true)
+    # (ps -C matches the 15-character comm, which all compute-domain-* share: match the command's path instead)
+    users=$(docker exec "$node" ps -eo uid=,args= | awk -v p="$proc" '$2 == p || $2 ~ "/"p"$" {printf " %s", $1}')
     [[ -n ${users// /} ]] && say "$proc on $node runs as uid$users"
   done
 done | sort -u | tee /tmp/kind-checks.users

@@ -93,7 +93,7 @@ install() {
 e2e() {
   local args=()
   [[ -n $E2E_FOCUS ]] && args+=(-ginkgo.focus "$E2E_FOCUS")
-  (cd e2e && E2E_KUBECONFIG=$kubeconfig GOFLAGS="${E2E_GOFLAGS:-}" go test -p 1 -timeout 40m ./suite/ -args -ginkgo.v "${args[@]}") \
+  (cd e2e && E2E_KUBECONFIG=$kubeconfig GOFLAGS="${E2E_GOFLAGS:-}" go test -v -p 1 -timeout 40m ./suite/ -args -ginkgo.v "${args[@]}") \
     2>&1 | tee "$BIN/test-kind.e2e.log"
 }
 
