@@ -26,7 +26,7 @@ for proc in compute-domain-controller gpu-kubelet-plugin compute-domain-kubelet-
   for node in $(docker ps --filter "label=io.x-k8s.kind.cluster=$KIND_CLUSTER" --format '{{.Names}}'); do
     # (ps -C matches the 15-character comm, which all compute-domain-* share: match the command's path instead)
     users=$(docker exec "$node" ps -eo uid=,args= | awk -v p="$proc" '$2 == p || $2 ~ "/"p"$" {printf " %s", $1}')
-    [[ -n ${users// /} ]] && say "$proc on $node runs as uid$users"
+    if [[ -n ${users// /} ]]; then say "$proc on $node runs as uid$users"; fi
   done
 done | sort -u | tee /tmp/kind-checks.users
 grep -q 'compute-domain-controller .* uid 65532' /tmp/kind-checks.users || fail "the controller does not run as 65532"
