@@ -25,8 +25,8 @@ KIND_CLUSTER=${KIND_CLUSTER:-computedomain-operator}
 KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
 # The suite's specs that run on this kind cluster (2 mock GB200 workers of 4 GPUs, no MIG or HGX node, no IMEX
 # channel device numbers on a kind node): E2E_FOCUS="" runs the whole suite (the others fail or wait out their
-# timeouts; see docs/kind.md).
-E2E_FOCUS=${E2E_FOCUS-The GPU cluster has|A pod with a GPU claim|A Job of GPU pods|An unmodified pod asking for nvidia.com/gpu|A manifest of an older resource.k8s.io version|A gang of two GPU pods|The kubelet plugins of the chart}
+# timeouts; see docs/kind.md). Not "A Job of GPU pods": its pods run nvidia-smi, which a kind node has not.
+E2E_FOCUS=${E2E_FOCUS-The GPU cluster has|A pod with a GPU claim|An unmodified pod asking for nvidia.com/gpu|A manifest of an older resource.k8s.io version|A gang of two GPU pods|The kubelet plugins of the chart}
 export KUBE_VERSION KIND_VERSION ETCD_VERSION BIN DOCKER
 kubeconfig=$BIN/kind.kubeconfig
 times=$BIN/test-kind.times
