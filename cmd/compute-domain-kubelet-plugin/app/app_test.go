@@ -25,7 +25,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
@@ -89,6 +88,53 @@ func (s *staticDomains) DomainByUID(_ context.Context, uid types.UID) (*v1beta1.
 	return nil, nil
 }
 
+// tray is one GB200 tray for the tests that drive the plugin over its sockets: a fake host root, CDI and
+// kubelet directories (under a short temporary path: unix socket paths are limited to 108 bytes) and the
+// tray's NVLink clique as mock NVML reports it.
+type tray struct {
+	node, hostRoot, cdiRoot, reg, plugins, clique string
+}
+
+func newTray(t *testing.T) tray {
+	t.Helper()
+	f := tray{node: "tray-1"}
+	p, err := mock.LoadProfile("gb200-nvl72")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.MkdirTemp("", "cdkp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	f.hostRoot, f.cdiRoot, f.reg, f.plugins = filepath.Join(base, "host"), filepath.Join(base, "cdi"), filepath.Join(base, "reg"), filepath.Join(base, "plg")
+	if _, err := hostroot.Fake(f.hostRoot, p.FakeHostRootSpec(f.node)); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := mock.New(mock.Config{NodeName: f.node, Profile: "gb200-nvl72", Cluster: mock.DefaultClusterName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib.Init()
+	if f.clique, err = nvml.NodeCliqueID(lib); err != nil || f.clique == "" {
+		t.Fatalf("clique %q, %v", f.clique, err)
+	}
+	return f
+}
+
+// args are the plugin's flags on the tray.
+func (f tray) args() []string {
+	return []string{"--node-name=" + f.node, "--operator-namespace=nvidia-dra", "--nvml=mock", "--nvml-mock-profile=gb200-nvl72", "--nvml-mock-fault-file=",
+		"--host-root=" + f.hostRoot, "--cdi-root=" + f.cdiRoot, "--kubelet-registrar-directory-path=" + f.reg, "--kubelet-plugins-directory-path=" + f.plugins}
+}
+
+// channelClaim is a workload channel claim of domainUID allocated the tray's channel slot.
+func (f tray) channelClaim(name, ns string, uid types.UID, domainUID, slot string) *resourceapi.ResourceClaim {
+	params := `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"ComputeDomainChannelConfig","domainID":"` + domainUID + `"}`
+	return cdtest.MakeResourceClaim(name, ns).UID(uid).Device("channel", computedomain.DefaultDriverName, f.node, slot).
+		Config(resourceapi.AllocationConfigSourceClaim, computedomain.DefaultDriverName, params).Obj()
+}
+
 // TestServeAsSeenByTheKubelet drives a running plugin the way the kubelet
 // does, over its sockets: a workload claim of a ready domain gets the
 // domain's channel, the node is labeled for the domain, and unprepare
@@ -97,52 +143,20 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	const node = "tray-1"
-	p, err := mock.LoadProfile("gb200-nvl72")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := os.MkdirTemp("", "cdkp") // unix socket paths are limited to 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	hostRoot, cdiRoot, reg, plugins := filepath.Join(base, "host"), filepath.Join(base, "cdi"), filepath.Join(base, "reg"), filepath.Join(base, "plg")
-	if _, err := hostroot.Fake(hostRoot, p.FakeHostRootSpec(node)); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := mock.New(mock.Config{NodeName: node, Profile: "gb200-nvl72", Cluster: mock.DefaultClusterName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib.Init()
-	clique, err := nvml.NodeCliqueID(lib)
-	if err != nil || clique == "" {
-		t.Fatalf("clique %q, %v", clique, err)
-	}
+	f := newTray(t)
+	node, clique := f.node, f.clique
 
 	const domainUID = "11111111-2222-3333-4444-555555555555"
 	cd := cdtest.MakeComputeDomain("train", "team-a").UID(domainUID).Obj()
 	cd.Status.Nodes = []v1beta1.ComputeDomainNode{{Name: node, CliqueID: clique, Status: v1beta1.ComputeDomainStatusReady}}
 	cd.Status.Cliques = []v1beta1.ComputeDomainClique{{CliqueID: clique, Channel: ptr.To[int32](9)}}
-	params := []byte(`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"ComputeDomainChannelConfig","domainID":"` + domainUID + `"}`)
-	claim := &resourceapi.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "worker-0-channel", Namespace: "team-a", UID: "claim-1"},
-		Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
-			Results: []resourceapi.DeviceRequestAllocationResult{{Request: "channel", Driver: computedomain.DefaultDriverName, Pool: node, Device: "channel-0"}},
-			Config: []resourceapi.DeviceAllocationConfiguration{{Source: resourceapi.AllocationConfigSourceClaim, DeviceConfiguration: resourceapi.DeviceConfiguration{
-				Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: computedomain.DefaultDriverName, Parameters: runtime.RawExtension{Raw: params}},
-			}}},
-		}}},
-	}
+	claim := f.channelClaim("worker-0-channel", "team-a", "claim-1", domainUID, "channel-0")
 	kube := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: "node-uid"}}, claim)
 	c := &cluster{kube: kube, domains: &staticDomains{m: map[types.UID]*v1beta1.ComputeDomain{domainUID: cd}}, start: func(context.Context) error { return nil }}
-	args := []string{"--node-name=" + node, "--operator-namespace=nvidia-dra", "--nvml=mock", "--nvml-mock-profile=gb200-nvl72", "--nvml-mock-fault-file=",
-		"--host-root=" + hostRoot, "--cdi-root=" + cdiRoot, "--kubelet-registrar-directory-path=" + reg, "--kubelet-plugins-directory-path=" + plugins}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, noEnv, func(*options) (*cluster, error) { return c, nil }) }()
+	go func() { done <- run(ctx, f.args(), noEnv, func(*options) (*cluster, error) { return c, nil }) }()
 
-	regSock := filepath.Join(reg, "compute-domain.nvidia.com-reg.sock")
+	regSock := filepath.Join(f.reg, "compute-domain.nvidia.com-reg.sock")
 	_, dra := kubelettest.Register(ctx, t, regSock, done)
 	resp, err := dra.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: "team-a", Name: "worker-0-channel", Uid: "claim-1"}}})
 	if err != nil {
@@ -152,7 +166,7 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 	if r == nil || r.Error != "" || len(r.Devices) != 1 {
 		t.Fatalf("prepare response %+v", resp)
 	}
-	view, err := cdi.Resolve(cdiRoot, r.Devices[0].CdiDeviceIds...)
+	view, err := cdi.Resolve(f.cdiRoot, r.Devices[0].CdiDeviceIds...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +182,7 @@ func TestServeAsSeenByTheKubelet(t *testing.T) {
 			t.Errorf("the plugin wrote its Node: %s %s", a.GetVerb(), a.GetResource().Resource)
 		}
 	}
-	if _, err := cdi.Resolve(cdiRoot, r.Devices[0].CdiDeviceIds...); err == nil {
+	if _, err := cdi.Resolve(f.cdiRoot, r.Devices[0].CdiDeviceIds...); err == nil {
 		t.Error("the claim's CDI device still resolves after unprepare")
 	}
 	cancel()

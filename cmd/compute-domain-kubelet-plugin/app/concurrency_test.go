@@ -16,15 +16,12 @@ package app
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
@@ -33,9 +30,6 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
-	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
-	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
-	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 	cdtest "github.com/computedomain-operator/computedomain-operator/internal/testing"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
@@ -50,30 +44,9 @@ func TestAWaitingClaimDoesNotDelayAnotherPodsPrepare(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	const node = "tray-1"
 	const uidA, uidB = "aaaaaaaa-0000-0000-0000-00000000000a", "bbbbbbbb-0000-0000-0000-00000000000b"
-	p, err := mock.LoadProfile("gb200-nvl72")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := os.MkdirTemp("", "cdkc") // unix socket paths are limited to 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	hostRoot, cdiRoot, reg, plugins := filepath.Join(base, "host"), filepath.Join(base, "cdi"), filepath.Join(base, "reg"), filepath.Join(base, "plg")
-	if _, err := hostroot.Fake(hostRoot, p.FakeHostRootSpec(node)); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := mock.New(mock.Config{NodeName: node, Profile: "gb200-nvl72", Cluster: mock.DefaultClusterName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib.Init()
-	clique, err := nvml.NodeCliqueID(lib)
-	if err != nil || clique == "" {
-		t.Fatalf("clique %q, %v", clique, err)
-	}
+	f := newTray(t)
+	node, clique := f.node, f.clique
 	domain := func(name, ns, uid string, channel int32, ready bool) *v1beta1.ComputeDomain {
 		cd := cdtest.MakeComputeDomain(name, ns).UID(types.UID(uid)).Obj()
 		if ready {
@@ -82,29 +55,15 @@ func TestAWaitingClaimDoesNotDelayAnotherPodsPrepare(t *testing.T) {
 		cd.Status.Cliques = []v1beta1.ComputeDomainClique{{CliqueID: clique, Channel: ptr.To(channel)}}
 		return cd
 	}
-	claim := func(name, ns, uid, domainUID, slot string) *resourceapi.ResourceClaim {
-		params := []byte(`{"apiVersion":"resource.nvidia.com/v1beta1","kind":"ComputeDomainChannelConfig","domainID":"` + domainUID + `"}`)
-		return &resourceapi.ResourceClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID(uid)},
-			Status: resourceapi.ResourceClaimStatus{Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{
-				Results: []resourceapi.DeviceRequestAllocationResult{{Request: "channel", Driver: computedomain.DefaultDriverName, Pool: node, Device: slot}},
-				Config: []resourceapi.DeviceAllocationConfiguration{{Source: resourceapi.AllocationConfigSourceClaim, DeviceConfiguration: resourceapi.DeviceConfiguration{
-					Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: computedomain.DefaultDriverName, Parameters: runtime.RawExtension{Raw: params}},
-				}}},
-			}}},
-		}
-	}
 	domains := &staticDomains{m: map[types.UID]*v1beta1.ComputeDomain{}}
 	domains.set(domain("a", "team-a", uidA, 3, false))
 	domains.set(domain("b", "team-b", uidB, 5, true))
 	kube := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: "node-uid"}},
-		claim("wa", "team-a", "claim-a", uidA, "channel-0"), claim("wb", "team-b", "claim-b", uidB, "channel-1"))
+		f.channelClaim("wa", "team-a", "claim-a", uidA, "channel-0"), f.channelClaim("wb", "team-b", "claim-b", uidB, "channel-1"))
 	c := &cluster{kube: kube, domains: domains, start: func(context.Context) error { return nil }}
-	args := []string{"--node-name=" + node, "--operator-namespace=nvidia-dra", "--nvml=mock", "--nvml-mock-profile=gb200-nvl72", "--nvml-mock-fault-file=",
-		"--host-root=" + hostRoot, "--cdi-root=" + cdiRoot, "--kubelet-registrar-directory-path=" + reg, "--kubelet-plugins-directory-path=" + plugins}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, noEnv, func(*options) (*cluster, error) { return c, nil }) }()
-	_, dra := kubelettest.Register(ctx, t, filepath.Join(reg, "compute-domain.nvidia.com-reg.sock"), done)
+	go func() { done <- run(ctx, f.args(), noEnv, func(*options) (*cluster, error) { return c, nil }) }()
+	_, dra := kubelettest.Register(ctx, t, filepath.Join(f.reg, "compute-domain.nvidia.com-reg.sock"), done)
 
 	type result struct {
 		resp *drapb.NodePrepareResourcesResponse
