@@ -25,6 +25,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 )
 
@@ -55,16 +58,23 @@ func TestBenchFormationRuns(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	run := r.Runs[0]
-	if run.Ready <= 0 || run.Bound <= 0 || run.Running < run.Bound {
+	if run.Ready <= 0 || run.Bound <= 0 || run.Running < run.Bound || run.BoundToRunning != run.Running-run.Bound {
 		t.Errorf("phases %+v", run)
+	}
+	// A healthy forming domain's pods are prepared by their first NodePrepareResources call: none waits
+	// for the kubelet's resync.
+	if run.Retried != 0 || run.FailedPrepares != 0 {
+		t.Errorf("%d pods needed a prepare retry (%d failed prepares), want 0\n%s", run.Retried, run.FailedPrepares, out.String())
 	}
 	// The audit log saw the controller's writes at least (finalizer, templates, status); at most two per
 	// node and 16 per domain.
 	if limit := 2 + 16.0/8; run.WritesPerNode <= 0 || run.WritesPerNode > limit || run.ConflictsOr429 != 0 {
 		t.Errorf("%.2f audited writes per node, %d 409/429 answers; want (0, %.1f] and 0\n%s", run.WritesPerNode, run.ConflictsOr429, limit, out.String())
 	}
-	if !strings.Contains(out.String(), "API writes per node, API server's audit log") {
-		t.Errorf("the table has no audited row:\n%s", out.String())
+	for _, row := range []string{"API writes per node, API server's audit log", "last pod bound → all pods Running", "pods that needed a prepare retry"} {
+		if !strings.Contains(out.String(), row) {
+			t.Errorf("the table has no row %q:\n%s", row, out.String())
+		}
 	}
 	pngFile := filepath.Join(dir, "formation.png")
 	out.Reset()
@@ -82,5 +92,30 @@ func TestBenchFormationRuns(t *testing.T) {
 	}
 	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
 		t.Errorf("plot of %dx%d pixels", b.Dx(), b.Dy())
+	}
+}
+
+// TestFailedPreparesCountsPodsAndRepeats: the pods of the run with a FailedPrepareDynamicResources event, and
+// the events with their repeats; other reasons and other runs' pods do not count.
+func TestFailedPreparesCountsPodsAndRepeats(t *testing.T) {
+	event := func(name, pod, reason string, count int32) *corev1.Event {
+		return &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: benchNamespace},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: benchNamespace, Name: pod},
+			Reason:         reason, Type: corev1.EventTypeWarning, Count: count,
+		}
+	}
+	client := fake.NewClientset(
+		event("a", "bench-0-0-x", failedPrepareReason, 2),
+		event("b", "bench-0-1-y", failedPrepareReason, 1),
+		event("c", "bench-0-2-z", "Scheduled", 1),
+		event("d", "bench-1-0-w", failedPrepareReason, 1),
+	)
+	pods, events, err := formationBench{client: client}.failedPrepares(context.Background(), "bench-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pods != 2 || events != 3 {
+		t.Errorf("pods %d, events %d; want 2 and 3", pods, events)
 	}
 }

@@ -77,6 +77,7 @@ var formationPhases = []struct {
 }{
 	{"Job → all pods bound", func(p formationPoint) float64 { return p.Bound }, []vg.Length{vg.Points(2), vg.Points(2)}},
 	{"last pod bound → Ready", func(p formationPoint) float64 { return p.BoundToReady }, nil},
+	{"last pod bound → all pods Running", func(p formationPoint) float64 { return p.BoundToRunning }, []vg.Length{vg.Points(1), vg.Points(3)}},
 	{"Job → domain Ready", func(p formationPoint) float64 { return p.Ready }, []vg.Length{vg.Points(6), vg.Points(2)}},
 }
 
@@ -91,7 +92,7 @@ func formationPlot(results []formationJSON) (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 	rs := slices.Clone(results)
 	sort.Slice(rs, func(a, b int) bool { return rs[a].Nodes < rs[b].Nodes })
-	colors := []color.Color{color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}}
+	colors := []color.Color{color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}}
 	for i, phase := range formationPhases {
 		pts := make(plotter.XYs, len(rs))
 		for j, r := range rs {
