@@ -87,6 +87,9 @@ type Deps struct {
 	Clock  clock.WithTicker
 	// Metrics may be nil: then nothing is registered.
 	Metrics *Metrics
+	// Crash is the crash tests' hook, asked at the named crash points of
+	// prepare and unprepare; nil in production.
+	Crash draplugin.CrashHook
 }
 
 // Driver is the compute-domain.nvidia.com kubeletplugin.DRAPlugin: a thin

@@ -49,6 +49,7 @@ func (s *nodeState) removeOrphanConfigDirs(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("remove IMEX config directory of domain %s: %w", e.Name(), err))
 			continue
 		}
+		s.crash.At("startup-config-dir-removed")
 		klog.FromContext(ctx).Info("Removed the IMEX config directory of a domain with no daemon claim on this node", "domainUID", e.Name())
 	}
 	return errors.Join(errs...)

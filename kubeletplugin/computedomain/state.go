@@ -61,7 +61,7 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps) (*nodeState, error
 	}
 	s := &nodeState{
 		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, ledger: ledger,
-		domains: deps.Domains, clock: deps.Clock, metrics: deps.Metrics, released: make(chan struct{}),
+		domains: deps.Domains, clock: deps.Clock, metrics: deps.Metrics, released: make(chan struct{}), crash: deps.Crash,
 	}
 	s.metrics.setClaims(ledger.Claims())
 	if err := s.removeOrphanConfigDirs(ctx); err != nil {

@@ -153,6 +153,8 @@ func serve(ctx context.Context, o *options, clique string, c *cluster) error {
 		Domains:    c.domains,
 		Claims:     draplugin.ClaimClient{Client: c.kube},
 		Metrics:    computedomain.NewMetrics(registry),
+		// nil unless built with -tags crashtest (the process-kill harness).
+		Crash: draplugin.ProcessCrashHook(),
 	})
 	if err != nil {
 		return err

@@ -146,6 +146,8 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 		Labeler:    gpu.NodeLabeler{Client: client, NodeName: o.NodeName},
 		Fatal:      stop,
 		Usage:      ledger,
+		// nil unless built with -tags crashtest (the process-kill harness).
+		Crash: draplugin.ProcessCrashHook(),
 	})
 	if err != nil {
 		return err

@@ -65,6 +65,7 @@ const (
 	EnvRack          = "NVML_MOCK_RACK"
 	EnvMIG           = "NVML_MOCK_MIG"
 	EnvFaultFile     = "NVML_MOCK_FAULT_FILE"
+	EnvStateFile     = "NVML_MOCK_STATE_FILE"
 	EnvMachineFile   = "NVML_MOCK_MACHINE_FILE"
 	EnvNvidiaSMIPath = "NVML_NVIDIA_SMI_PATH"
 )
@@ -93,6 +94,10 @@ type Options struct {
 	// watching.
 	FaultFile         string
 	FaultPollInterval time.Duration
+	// StateFile is a host path resolved under HostRoot where the mock keeps
+	// what a GPU keeps across processes (compute mode, time slice, MIG
+	// instances); "" keeps it in the process only.
+	StateFile string
 
 	// HostRoot is set by the binary (not a flag of this package).
 	HostRoot hostroot.Root
@@ -117,6 +122,7 @@ func OptionsFromEnv(lookup func(string) (string, bool)) Options {
 		Cluster:       get(EnvCluster, mock.DefaultClusterName),
 		MIG:           get(EnvMIG, string(mock.MIGStatic)),
 		FaultFile:     get(EnvFaultFile, DefaultFaultFile),
+		StateFile:     get(EnvStateFile, ""),
 		MachineFile:   get(EnvMachineFile, ""),
 	}
 	if v, err := strconv.Atoi(get(EnvRack, "0")); err == nil {
@@ -139,6 +145,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MIG, "nvml-mock-mig", o.MIG, "MIG at start: static (the profile's layouts) or dynamic (empty, partitioned on demand) [env "+EnvMIG+"]")
 	fs.StringVar(&o.MachineFile, "nvml-mock-machine-file", o.MachineFile, "machine file (host path under the host root) naming this node's profile, cluster and rack; overrides --nvml-mock-profile, --nvml-mock-cluster and --nvml-mock-rack [env "+EnvMachineFile+"]")
 	fs.StringVar(&o.FaultFile, "nvml-mock-fault-file", o.FaultFile, "fault file (host path under the host root) the mock watches; empty disables [env "+EnvFaultFile+"]")
+	fs.StringVar(&o.StateFile, "nvml-mock-state-file", o.StateFile, "state file (host path under the host root) keeping the mock GPUs' compute mode, time slice and MIG instances across plugin processes, as the hardware does; empty keeps them in the process [env "+EnvStateFile+"]")
 }
 
 // Validate checks the options; errors name the flag and the allowed values.
@@ -215,6 +222,9 @@ func newMock(o Options) (*mock.Lib, error) {
 		Cluster:  o.Cluster,
 		Rack:     o.Rack,
 		MIG:      mock.MIGMode(o.MIG),
+	}
+	if o.StateFile != "" {
+		cfg.StateFile = o.HostRoot.Path(o.StateFile)
 	}
 	if o.HostRoot.IsFake() {
 		cfg.MIGDeviceHook = mock.HostRootMIGHook(o.HostRoot)

@@ -225,7 +225,7 @@ func (d *device) SetComputeMode(mode nvml.ComputeMode) nvml.Return {
 		return nvml.ERROR_INVALID_ARGUMENT
 	}
 	d.gpu.computeMode = mode
-	return nvml.SUCCESS
+	return d.gpu.lib.persistLocked()
 }
 
 func (d *device) SetTimeSlice(slice nvml.TimeSlice) nvml.Return {
@@ -238,7 +238,7 @@ func (d *device) SetTimeSlice(slice nvml.TimeSlice) nvml.Return {
 		return nvml.ERROR_INVALID_ARGUMENT
 	}
 	d.gpu.timeSlice = slice
-	return nvml.SUCCESS
+	return d.gpu.lib.persistLocked()
 }
 
 func (d *device) GetGpuFabricInfo() (nvml.GpuFabricInfo, nvml.Return) {
@@ -399,6 +399,9 @@ func (d *device) CreateGpuInstanceWithPlacement(info *nvml.GpuInstanceProfileInf
 	}
 	gi, r := d.gpu.createGI(mp, placement.Start)
 	if r != nvml.SUCCESS {
+		return nil, r
+	}
+	if r := d.gpu.lib.persistLocked(); r != nvml.SUCCESS {
 		return nil, r
 	}
 	return gi, nvml.SUCCESS

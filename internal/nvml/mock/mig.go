@@ -207,6 +207,9 @@ func (gi *gpuInstance) CreateComputeInstance(info *nvml.ComputeInstanceProfileIn
 	if r != nvml.SUCCESS {
 		return nil, r
 	}
+	if r := gi.gpu.lib.persistLocked(); r != nvml.SUCCESS {
+		return nil, r
+	}
 	return ci, nvml.SUCCESS
 }
 
@@ -260,7 +263,7 @@ func (gi *gpuInstance) Destroy() nvml.Return {
 	gi.gpu.mig.unplace(gi.profile, gi.start)
 	delete(gi.gpu.gis, gi.id)
 	gi.destroyed = true
-	return nvml.SUCCESS
+	return gi.gpu.lib.persistLocked()
 }
 
 func (ci *computeInstance) check() nvml.Return {
@@ -301,5 +304,5 @@ func (ci *computeInstance) Destroy() nvml.Return {
 			return nvml.ERROR_UNKNOWN
 		}
 	}
-	return nvml.SUCCESS
+	return ci.gi.gpu.lib.persistLocked()
 }

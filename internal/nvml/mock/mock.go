@@ -61,6 +61,10 @@ type Config struct {
 	// can mirror the driver's capability files (hostroot.Root.AddMIGDevice).
 	// A failing hook fails the create (ERROR_UNKNOWN, nothing created).
 	MIGDeviceHook func(gpuMinor, gi, ci int, created bool) error
+	// StateFile, when set, keeps the GPUs' state across processes as the
+	// hardware does (state_file.go): New restores it, every change is
+	// written to it before the call returns.
+	StateFile string
 }
 
 // Lib is one simulated node's NVML. It implements nvml.Interface.
@@ -118,8 +122,18 @@ func New(cfg Config) (*Lib, error) {
 		}
 	}
 	for i := 0; i < p.GPUCount; i++ {
-		g := newGPU(m, i, clusterUUID)
-		m.gpus = append(m.gpus, g)
+		m.gpus = append(m.gpus, newGPU(m, i, clusterUUID))
+	}
+	if cfg.StateFile != "" {
+		restored, err := m.restore()
+		if err != nil {
+			return nil, err
+		}
+		if restored {
+			return m, nil
+		}
+	}
+	for i, g := range m.gpus {
 		if p.MIG == nil || cfg.MIG == MIGDynamic || len(p.MIG.Layouts) == 0 {
 			continue
 		}
@@ -133,6 +147,9 @@ func New(cfg Config) (*Lib, error) {
 				return nil, fmt.Errorf("mock NVML: GPU %d: compute instance of %s: nvml return %d", i, inst.Profile, int32(r))
 			}
 		}
+	}
+	if r := m.persistLocked(); r != nvml.SUCCESS {
+		return nil, fmt.Errorf("mock NVML: write the state file %s: nvml return %d", cfg.StateFile, int32(r))
 	}
 	return m, nil
 }

@@ -1,0 +1,22 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//go:build !crashtest
+
+package draplugin
+
+// ProcessCrashHook is nil in a normal build: production plugins have no
+// crash points that do anything. A binary built with -tags crashtest gets a
+// hook that kills the process (crash_process_crashtest.go).
+func ProcessCrashHook() CrashHook { return nil }
