@@ -129,3 +129,13 @@ func (p *pluginRegistration) scan(ctx context.Context) {
 		}
 	}
 }
+
+// WatchPlugins registers the plugins whose sockets appear under dir with
+// the handler of pluginType (the DRA manager's GetWatcherHandler), as a
+// node agent does, until ctx ends: for a test that drives plugins through
+// the kubelet's DRA manager without a whole node (the process-kill harness).
+func WatchPlugins(ctx context.Context, dir, pluginType string, handler cache.PluginHandler) {
+	p := newPluginRegistration(dir)
+	p.AddHandler(pluginType, handler)
+	p.Run(ctx)
+}

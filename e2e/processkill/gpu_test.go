@@ -1,0 +1,329 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package processkill
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
+	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	"github.com/computedomain-operator/computedomain-operator/internal/usage"
+)
+
+const (
+	gpuDriver = "gpu.nvidia.com"
+	// gpuStateFile is the mock GPUs' state (host path under the host root): what the GPUs keep while the
+	// plugin process is dead.
+	gpuStateFile = "/var/lib/nvml-mock/gpus.json"
+	mpsConfig    = `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`
+	tsConfig     = `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"TimeSlicing","timeSlicingConfig":{"interval":"Long"}}}`
+)
+
+// TestGPUPluginSurvivesSIGKILL kills the GPU kubelet plugin process with SIGKILL at random crash points
+// and random moments of prepares and unprepares of full GPUs (exclusive, time-sliced, MPS, two in one claim)
+// on an HGX node, or of dynamic MIG partitions on an A100 node, driven by the kubelet's DRA manager over
+// the plugin's gRPC socket; again while it starts and recovers. The node then holds every claim the script
+// left prepared exactly once and nothing else: checkpoint, CDI specs, MIG instances, sharing settings and
+// usage ledger. PROCESS_KILLS sets the number of kills (default 200), CRASH_SEED the seed.
+func TestGPUPluginSurvivesSIGKILL(t *testing.T) {
+	harness(t, &gpuKind{}, 200, 12, []string{"prepare-started", "cdi-written", "mig-created", "unprepare-cdi-deleted", "timer"})
+}
+
+// gpuKind is the GPU plugin on an HGX H100 or an A100 with dynamic MIG, drawn per trial.
+type gpuKind struct {
+	mig bool
+}
+
+func (*gpuKind) binary() string { return "gpu-kubelet-plugin" }
+func (*gpuKind) driver() string { return gpuDriver }
+
+func (k *gpuKind) profile() string {
+	if k.mig {
+		return "a100-40gb-mig"
+	}
+	return "hgx-h100-8"
+}
+
+func (k *gpuKind) args(n *node) []string {
+	args := []string{"--node-name=" + n.name, "--kubeconfig=" + cluster.kubeconfig, "--nvml=mock", "--nvml-mock-profile=" + k.profile(),
+		"--nvml-mock-fault-file=", "--nvml-mock-state-file=" + gpuStateFile, "--host-root=" + n.hostRoot, "--cdi-root=" + n.cdiRoot,
+		"--kubelet-registrar-directory-path=" + n.reg, "--kubelet-plugins-directory-path=" + n.plugins}
+	if k.mig {
+		args = append(args, "--nvml-mock-mig=dynamic", "--partitionable-mig")
+	}
+	return args
+}
+
+func (k *gpuKind) prepareNode(_ context.Context, t *testing.T, n *node, rng *rand.Rand) {
+	t.Helper()
+	k.mig = rng.IntN(2) == 0
+	p, err := mock.LoadProfile(k.profile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hostroot.Fake(n.hostRoot, p.FakeHostRootSpec(n.name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (k *gpuKind) claims(ctx context.Context, t *testing.T, n *node) []*resourceapi.ResourceClaim {
+	t.Helper()
+	var want []*resourceapi.ResourceClaim
+	if k.mig {
+		// Three 1g.5gb partitions of GPU 3 (GPU instance profile 19, placements 0-2).
+		want = []*resourceapi.ResourceClaim{
+			utiltesting.MakeResourceClaim("mig-a", "default").Request("mig", "mig.nvidia.com").Device("mig", gpuDriver, n.name, "gpu-3-mig-1g5gb-19-0").Obj(),
+			utiltesting.MakeResourceClaim("mig-b", "default").Request("mig", "mig.nvidia.com").Device("mig", gpuDriver, n.name, "gpu-3-mig-1g5gb-19-1").Device("mig", gpuDriver, n.name, "gpu-3-mig-1g5gb-19-2").Obj(),
+		}
+	} else {
+		want = []*resourceapi.ResourceClaim{
+			utiltesting.MakeResourceClaim("excl", "default").Request("gpu", "gpu.nvidia.com").Device("gpu", gpuDriver, n.name, "gpu-0").Obj(),
+			utiltesting.MakeResourceClaim("ts", "default").Request("gpu", "gpu.nvidia.com").Device("gpu", gpuDriver, n.name, "gpu-1").Config(resourceapi.AllocationConfigSourceClaim, gpuDriver, tsConfig).Obj(),
+			utiltesting.MakeResourceClaim("mps", "default").Request("gpu", "gpu.nvidia.com").Device("gpu", gpuDriver, n.name, "gpu-2").Config(resourceapi.AllocationConfigSourceClass, gpuDriver, mpsConfig).Obj(),
+			utiltesting.MakeResourceClaim("pair", "default").Request("gpu", "gpu.nvidia.com").Device("gpu", gpuDriver, n.name, "gpu-3").Device("gpu", gpuDriver, n.name, "gpu-4").Obj(),
+		}
+	}
+	// The plugin publishes the devices the claims name before a scheduler could have allocated them.
+	names := map[string]bool{}
+	for _, c := range want {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			names[r.Device] = true
+		}
+	}
+	waitFor(t, "the plugin's ResourceSlices with the claims' devices", func() bool {
+		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
+		if err != nil {
+			return false
+		}
+		found := 0
+		for _, s := range list.Items {
+			for _, d := range s.Spec.Devices {
+				if names[d.Name] {
+					found++
+				}
+			}
+		}
+		return found == len(names)
+	})
+	var out []*resourceapi.ResourceClaim
+	for _, c := range want {
+		out = append(out, createClaim(ctx, t, n, c))
+	}
+	return out
+}
+
+// check reads what the node keeps: the checkpoint, the CDI specs, the mock GPUs' state file and the usage
+// ledger.
+func (k *gpuKind) check(ctx context.Context, t *testing.T, n *node, prepared []*resourceapi.ResourceClaim, trial string) {
+	t.Helper()
+	bootID, err := hostroot.New(n.hostRoot).BootID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]*resourceapi.ResourceClaim{}
+	for _, c := range prepared {
+		want[string(c.UID)] = c
+	}
+	cp, _, err := checkpoint.NewStore(filepath.Join(n.dataDir(), "checkpoint.json"), bootID).Load()
+	if err != nil {
+		t.Fatalf("%s: checkpoint: %v", trial, err)
+	}
+	owner := map[string]string{}
+	for uid, cs := range cp.Claims {
+		if want[uid] == nil {
+			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
+		}
+		if cs.Status != checkpoint.PrepareCompleted {
+			t.Errorf("%s: claim %s is %s, want %s", trial, uid, cs.Status, checkpoint.PrepareCompleted)
+		}
+		for _, dev := range cs.Devices {
+			if other, taken := owner[dev.Device]; taken {
+				t.Errorf("%s: device %s is prepared for claims %s and %s", trial, dev.Device, other, uid)
+			}
+			owner[dev.Device] = uid
+		}
+	}
+	for uid, c := range want {
+		if _, ok := cp.Claims[uid]; !ok {
+			t.Errorf("%s: claim %s should be prepared but is not recorded", trial, c.Name)
+		}
+	}
+	checkSpecs(t, n, want, trial)
+	// The GPUs as the next process (and the hardware) sees them.
+	lib, err := mock.New(mock.Config{NodeName: n.name, Profile: k.profile(), MIG: map[bool]mock.MIGMode{true: mock.MIGDynamic, false: mock.MIGStatic}[k.mig],
+		StateFile: hostroot.New(n.hostRoot).Path(gpuStateFile)})
+	if err != nil {
+		t.Fatalf("%s: %v", trial, err)
+	}
+	lib.Init()
+	defer lib.Shutdown()
+	wantMIG, sharing := 0, map[string]bool{}
+	for _, c := range prepared {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if r.Request == "mig" {
+				wantMIG++
+			}
+		}
+		if c.Name == "ts" {
+			sharing[mock.GPUUUID(n.name, 1)] = true
+		}
+		if c.Name == "mps" {
+			sharing[mock.GPUUUID(n.name, 2)] = true
+		}
+	}
+	count, _ := lib.DeviceGetCount()
+	gotMIG := 0
+	for i := range count {
+		dev, _ := lib.DeviceGetHandleByIndex(i)
+		g, err := nvml.DescribeGPU(lib, i, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotMIG += len(g.MIGDevices)
+		mode, _ := dev.GetComputeMode()
+		if mode != nvml.COMPUTEMODE_DEFAULT && !sharing[g.UUID] {
+			t.Errorf("%s: GPU %d is left in compute mode %d with no MPS claim on it", trial, i, mode)
+		}
+	}
+	if gotMIG != wantMIG {
+		t.Errorf("%s: %d MIG devices exist, want %d (one per prepared partition)", trial, gotMIG, wantMIG)
+	}
+	checkLedger(t, n, cp, want, trial)
+	// Prepared exactly once: asked again over its socket, the plugin answers from its checkpoint and
+	// creates nothing.
+	for _, c := range prepared {
+		res := prepareOverSocket(ctx, t, n, c)
+		if res.GetError() != "" {
+			t.Errorf("%s: repeated prepare of %s: %s", trial, c.Name, res.GetError())
+		}
+	}
+	if len(prepared) > 0 {
+		after, err := mock.New(mock.Config{NodeName: n.name, Profile: k.profile(), StateFile: hostroot.New(n.hostRoot).Path(gpuStateFile)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after.Init()
+		defer after.Shutdown()
+		if n := migDevices(t, after); n != gotMIG {
+			t.Errorf("%s: a repeated prepare changed the MIG devices from %d to %d", trial, gotMIG, n)
+		}
+	}
+}
+
+func migDevices(t *testing.T, lib nvml.Interface) int {
+	t.Helper()
+	count, _ := lib.DeviceGetCount()
+	total := 0
+	for i := range count {
+		dev, _ := lib.DeviceGetHandleByIndex(i)
+		g, err := nvml.DescribeGPU(lib, i, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(g.MIGDevices)
+	}
+	return total
+}
+
+// checkSpecs checks that the node's CDI specs are those of the prepared claims.
+func checkSpecs(t *testing.T, n *node, want map[string]*resourceapi.ResourceClaim, trial string) {
+	t.Helper()
+	w, err := cdi.NewWriter(n.cdiRoot, n.kind.driver())
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := w.ClaimUIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantSpecs []string
+	for uid := range want {
+		wantSpecs = append(wantSpecs, uid)
+	}
+	slices.Sort(specs)
+	slices.Sort(wantSpecs)
+	if !slices.Equal(specs, wantSpecs) {
+		t.Errorf("%s: CDI specs of claims %v, want those of %v", trial, specs, wantSpecs)
+	}
+}
+
+// checkLedger checks the usage ledger: one open interval per prepared claim, from its checkpoint's
+// PreparedAt, none for anything else, no two intervals of one claim overlapping.
+func checkLedger(t *testing.T, n *node, cp checkpoint.Checkpoint, want map[string]*resourceapi.ResourceClaim, trial string) {
+	t.Helper()
+	l, err := usage.Open(filepath.Join(n.dataDir(), "usage.jsonl"), usage.Options{Node: n.name})
+	if err != nil {
+		t.Fatalf("%s: usage ledger: %v", trial, err)
+	}
+	defer func() { _ = l.Close() }()
+	recs, _ := l.After(0, 0)
+	type interval struct {
+		start, end time.Time
+	}
+	byClaim := map[string][]*interval{}
+	open := map[usage.IntervalKey]*interval{}
+	for _, r := range recs {
+		k := usage.IntervalKey{ClaimUID: r.ClaimUID, Start: r.Start}
+		switch r.Kind {
+		case usage.KindStart:
+			iv := &interval{start: r.Start}
+			open[k] = iv
+			byClaim[r.ClaimUID] = append(byClaim[r.ClaimUID], iv)
+		case usage.KindEnd:
+			if iv := open[k]; iv != nil {
+				iv.end = r.Time
+			}
+		}
+	}
+	for uid, ivs := range byClaim {
+		openCount := 0
+		for i, iv := range ivs {
+			if iv.end.IsZero() {
+				openCount++
+				if cs := cp.Claims[uid]; !cs.PreparedAt.Equal(iv.start) {
+					t.Errorf("%s: open interval of %s from %s, its checkpoint says prepared at %s", trial, uid, iv.start, cs.PreparedAt)
+				}
+			}
+			for _, other := range ivs[i+1:] {
+				if iv.end.IsZero() || other.start.Before(iv.end) {
+					t.Errorf("%s: intervals of %s overlap: %+v and %+v", trial, uid, *iv, *other)
+				}
+			}
+		}
+		if want[uid] == nil && openCount > 0 {
+			t.Errorf("%s: claim %s is not prepared but has %d open usage intervals", trial, uid, openCount)
+		}
+		if want[uid] != nil && openCount != 1 {
+			t.Errorf("%s: claim %s is prepared with %d open usage intervals, want 1", trial, uid, openCount)
+		}
+	}
+	for uid := range want {
+		if len(byClaim[uid]) == 0 {
+			t.Errorf("%s: claim %s is prepared with no usage interval", trial, uid)
+		}
+	}
+}
