@@ -29,6 +29,7 @@ import (
 	v1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -151,26 +152,11 @@ func (k *cdKind) check(ctx context.Context, t *testing.T, n *node, prepared []*r
 	if err != nil {
 		t.Fatalf("%s: checkpoint: %v", trial, err)
 	}
-	slots := map[string]string{}
-	for uid, cs := range cp.Claims {
-		if want[uid] == nil {
-			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
-		}
-		if cs.Status != checkpoint.PrepareCompleted {
-			t.Errorf("%s: claim %s is %s, want %s", trial, uid, cs.Status, checkpoint.PrepareCompleted)
-		}
-		for _, dev := range cs.Devices {
-			if other, taken := slots[dev.Device]; taken {
-				t.Errorf("%s: slot %s is prepared for claims %s and %s", trial, dev.Device, other, uid)
-			}
-			slots[dev.Device] = uid
-		}
+	recordedWant := map[string]bool{}
+	for uid := range want {
+		recordedWant[uid] = true
 	}
-	for uid, c := range want {
-		if _, ok := cp.Claims[uid]; !ok {
-			t.Errorf("%s: claim %s should be prepared but is not recorded", trial, c.Name)
-		}
-	}
+	crashtest.CheckRecorded(t, cp.Claims, recordedWant, trial)
 	checkSpecs(t, n, want, trial)
 	// The plugin was started before this check, so its sweep has run: an IMEX config directory exists
 	// exactly for the domains with a prepared daemon claim.

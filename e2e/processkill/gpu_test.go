@@ -27,6 +27,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -152,26 +153,11 @@ func (k *gpuKind) check(ctx context.Context, t *testing.T, n *node, prepared []*
 	if err != nil {
 		t.Fatalf("%s: checkpoint: %v", trial, err)
 	}
-	owner := map[string]string{}
-	for uid, cs := range cp.Claims {
-		if want[uid] == nil {
-			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
-		}
-		if cs.Status != checkpoint.PrepareCompleted {
-			t.Errorf("%s: claim %s is %s, want %s", trial, uid, cs.Status, checkpoint.PrepareCompleted)
-		}
-		for _, dev := range cs.Devices {
-			if other, taken := owner[dev.Device]; taken {
-				t.Errorf("%s: device %s is prepared for claims %s and %s", trial, dev.Device, other, uid)
-			}
-			owner[dev.Device] = uid
-		}
+	recordedWant := map[string]bool{}
+	for uid := range want {
+		recordedWant[uid] = true
 	}
-	for uid, c := range want {
-		if _, ok := cp.Claims[uid]; !ok {
-			t.Errorf("%s: claim %s should be prepared but is not recorded", trial, c.Name)
-		}
-	}
+	crashtest.CheckRecorded(t, cp.Claims, recordedWant, trial)
 	checkSpecs(t, n, want, trial)
 	// The GPUs as the next process (and the hardware) sees them.
 	lib, err := mock.New(mock.Config{NodeName: n.name, Profile: k.profile(), MIG: map[bool]mock.MIGMode{true: mock.MIGDynamic, false: mock.MIGStatic}[k.mig],

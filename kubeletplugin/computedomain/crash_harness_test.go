@@ -26,7 +26,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
-	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 )
 
@@ -101,20 +100,9 @@ func checkCDNode(t *testing.T, n *cdNode, prepared map[int]bool, swept bool, tri
 	for i := range prepared {
 		want[string(n.claims[i].UID)] = true
 	}
-	slots := map[string]string{}
-	for uid, cs := range n.d.state.ledger.Claims() {
-		if !want[uid] {
-			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
-		}
-		if cs.Status != checkpoint.PrepareCompleted {
-			t.Errorf("%s: claim %s is %s, want %s", trial, uid, cs.Status, checkpoint.PrepareCompleted)
-		}
-		for _, dev := range cs.Devices {
-			if other, taken := slots[dev.Device]; taken {
-				t.Errorf("%s: slot %s is prepared for claims %s and %s", trial, dev.Device, other, uid)
-			}
-			slots[dev.Device] = uid
-		}
+	recorded := n.d.state.ledger.Claims()
+	crashtest.CheckRecorded(t, recorded, want, trial)
+	for _, cs := range recorded {
 		if data, ok := claimData(cs.Devices); ok && data.Kind == apiv1beta1.DeviceTypeDaemon {
 			daemonDomains[data.DomainUID] = true
 		}

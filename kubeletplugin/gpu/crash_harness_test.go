@@ -22,7 +22,6 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 
-	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
@@ -158,27 +157,11 @@ func harnessClaims(t *testing.T, rng *rand.Rand) (*testNodeEnv, []*resourceapi.R
 func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*resourceapi.ResourceClaim, trial string) {
 	t.Helper()
 	state := loadState(t, e)
-	owner := map[string]string{}
-	for uid, cs := range state.Claims {
-		if _, ok := prepared[uid]; !ok {
-			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
-			continue
-		}
-		if cs.Status != checkpoint.PrepareCompleted {
-			t.Errorf("%s: claim %s is %s, want %s", trial, uid, cs.Status, checkpoint.PrepareCompleted)
-		}
-		for _, dev := range cs.Devices {
-			if other, taken := owner[dev.Device]; taken {
-				t.Errorf("%s: device %s is prepared for claims %s and %s", trial, dev.Device, other, uid)
-			}
-			owner[dev.Device] = uid
-		}
-	}
+	recordedWant := map[string]bool{}
 	for uid := range prepared {
-		if _, ok := state.Claims[uid]; !ok {
-			t.Errorf("%s: claim %s should be prepared but is not recorded", trial, uid)
-		}
+		recordedWant[uid] = true
 	}
+	crashtest.CheckRecorded(t, state.Claims, recordedWant, trial)
 	// Usage: one open interval per prepared claim, from its PreparedAt, and
 	// none for anything else; no two intervals of one claim overlap.
 	intervals, _ := ledgerIntervals(t, e)

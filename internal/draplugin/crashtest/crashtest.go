@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 )
 
@@ -196,4 +197,31 @@ func Trials(t *testing.T, def int) (int, *rand.Rand) {
 	}
 	t.Logf("CRASH_SEED=%d CRASH_TRIALS=%d", seed, trials)
 	return trials, rand.New(rand.NewPCG(seed, 0))
+}
+
+// CheckRecorded checks a plugin's recorded claims (its checkpoint) against the claims a script left
+// prepared, by UID: each recorded claim is one of them and completed, each of them is recorded, and no
+// device (or slot) is in two claims.
+func CheckRecorded(t testing.TB, recorded map[string]checkpoint.ClaimState, prepared map[string]bool, trial string) {
+	t.Helper()
+	owner := map[string]string{}
+	for uid, cs := range recorded {
+		if !prepared[uid] {
+			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
+		}
+		if cs.Status != checkpoint.PrepareCompleted {
+			t.Errorf("%s: claim %s is %s, want %s", trial, uid, cs.Status, checkpoint.PrepareCompleted)
+		}
+		for _, dev := range cs.Devices {
+			if other, taken := owner[dev.Device]; taken {
+				t.Errorf("%s: device %s is prepared for claims %s and %s", trial, dev.Device, other, uid)
+			}
+			owner[dev.Device] = uid
+		}
+	}
+	for uid := range prepared {
+		if _, ok := recorded[uid]; !ok {
+			t.Errorf("%s: claim %s should be prepared but is not recorded", trial, uid)
+		}
+	}
 }
