@@ -28,8 +28,6 @@ import (
 
 	v1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
-	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
-	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -136,10 +134,6 @@ func channelDevice(slot int) string { return "channel-" + itoa(slot) }
 
 func (k *cdKind) check(ctx context.Context, t *testing.T, n *node, prepared []*resourceapi.ResourceClaim, trial string) {
 	t.Helper()
-	bootID, err := hostroot.New(n.hostRoot).BootID()
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]*resourceapi.ResourceClaim{}
 	daemonDomains := map[types.UID]bool{}
 	for _, c := range prepared {
@@ -148,16 +142,7 @@ func (k *cdKind) check(ctx context.Context, t *testing.T, n *node, prepared []*r
 			daemonDomains[k.domains[map[string]string{"daemon-a": "team-a", "daemon-b": "team-b"}[c.Name]].UID] = true
 		}
 	}
-	cp, _, err := checkpoint.NewStore(filepath.Join(n.dataDir(), "checkpoint.json"), bootID).Load()
-	if err != nil {
-		t.Fatalf("%s: checkpoint: %v", trial, err)
-	}
-	recordedWant := map[string]bool{}
-	for uid := range want {
-		recordedWant[uid] = true
-	}
-	crashtest.CheckRecorded(t, cp.Claims, recordedWant, trial)
-	checkSpecs(t, n, want, trial)
+	checkRecordedAndSpecs(t, n, prepared, trial)
 	// The plugin was started before this check, so its sweep has run: an IMEX config directory exists
 	// exactly for the domains with a prepared daemon claim.
 	for _, cd := range k.domains {

@@ -18,16 +18,13 @@ import (
 	"context"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
-	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -141,24 +138,11 @@ func (k *gpuKind) claims(ctx context.Context, t *testing.T, n *node) []*resource
 // ledger.
 func (k *gpuKind) check(ctx context.Context, t *testing.T, n *node, prepared []*resourceapi.ResourceClaim, trial string) {
 	t.Helper()
-	bootID, err := hostroot.New(n.hostRoot).BootID()
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]*resourceapi.ResourceClaim{}
 	for _, c := range prepared {
 		want[string(c.UID)] = c
 	}
-	cp, _, err := checkpoint.NewStore(filepath.Join(n.dataDir(), "checkpoint.json"), bootID).Load()
-	if err != nil {
-		t.Fatalf("%s: checkpoint: %v", trial, err)
-	}
-	recordedWant := map[string]bool{}
-	for uid := range want {
-		recordedWant[uid] = true
-	}
-	crashtest.CheckRecorded(t, cp.Claims, recordedWant, trial)
-	checkSpecs(t, n, want, trial)
+	cp := checkRecordedAndSpecs(t, n, prepared, trial)
 	// The GPUs as the next process (and the hardware) sees them.
 	lib, err := mock.New(mock.Config{NodeName: n.name, Profile: k.profile(), MIG: map[bool]mock.MIGMode{true: mock.MIGDynamic, false: mock.MIGStatic}[k.mig],
 		StateFile: hostroot.New(n.hostRoot).Path(gpuStateFile)})
@@ -233,28 +217,6 @@ func migDevices(t *testing.T, lib nvml.Interface) int {
 		total += len(g.MIGDevices)
 	}
 	return total
-}
-
-// checkSpecs checks that the node's CDI specs are those of the prepared claims.
-func checkSpecs(t *testing.T, n *node, want map[string]*resourceapi.ResourceClaim, trial string) {
-	t.Helper()
-	w, err := cdi.NewWriter(n.cdiRoot, n.kind.driver())
-	if err != nil {
-		t.Fatal(err)
-	}
-	specs, err := w.ClaimUIDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wantSpecs []string
-	for uid := range want {
-		wantSpecs = append(wantSpecs, uid)
-	}
-	slices.Sort(specs)
-	slices.Sort(wantSpecs)
-	if !slices.Equal(specs, wantSpecs) {
-		t.Errorf("%s: CDI specs of claims %v, want those of %v", trial, specs, wantSpecs)
-	}
 }
 
 // checkLedger checks the usage ledger: one open interval per prepared claim, from its checkpoint's

@@ -50,8 +50,12 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
+	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/crashtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
@@ -687,4 +691,33 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // metav1ListNode selects the objects of one node (spec.nodeName).
 func metav1ListNode(node string) metav1.ListOptions {
 	return metav1.ListOptions{FieldSelector: "spec.nodeName=" + node}
+}
+
+// checkRecordedAndSpecs loads the plugin's checkpoint and checks it and the node's CDI specs against the
+// prepared claims (crashtest.CheckRecorded, crashtest.CheckSpecs).
+func checkRecordedAndSpecs(t *testing.T, n *node, prepared []*resourceapi.ResourceClaim, trial string) checkpoint.Checkpoint {
+	t.Helper()
+	bootID, err := hostroot.New(n.hostRoot).BootID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _, err := checkpoint.NewStore(filepath.Join(n.dataDir(), draplugin.CheckpointFile), bootID).Load()
+	if err != nil {
+		t.Fatalf("%s: checkpoint: %v", trial, err)
+	}
+	want := map[string]bool{}
+	for _, c := range prepared {
+		want[string(c.UID)] = true
+	}
+	crashtest.CheckRecorded(t, cp.Claims, want, trial)
+	w, err := cdi.NewWriter(n.cdiRoot, n.kind.driver())
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := w.ClaimUIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashtest.CheckSpecs(t, specs, want, trial)
+	return cp
 }

@@ -111,15 +111,7 @@ func checkCDNode(t *testing.T, n *cdNode, prepared map[int]bool, swept bool, tri
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wantSpecs []string
-	for uid := range want {
-		wantSpecs = append(wantSpecs, uid)
-	}
-	slices.Sort(specs)
-	slices.Sort(wantSpecs)
-	if !slices.Equal(specs, wantSpecs) {
-		t.Errorf("%s: CDI specs of %v, want those of %v", trial, specs, wantSpecs)
-	}
+	crashtest.CheckSpecs(t, specs, want, trial)
 	for _, uid := range []types.UID{uidA, uidB} {
 		_, err := os.Stat(n.d.state.domainConfigDir(uid))
 		if exists := err == nil; exists && !daemonDomains[uid] && swept {

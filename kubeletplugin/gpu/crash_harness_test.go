@@ -17,7 +17,6 @@ package gpu
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -189,16 +188,8 @@ func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*res
 			t.Errorf("%s: claim %s is not prepared but has %d open usage intervals", trial, uid, n)
 		}
 	}
-	specs := specFiles(t, e)
-	slices.Sort(specs)
-	var want []string
-	for uid := range prepared {
-		want = append(want, uid)
-	}
-	slices.Sort(want)
-	if !slices.Equal(specs, want) {
-		t.Errorf("%s: CDI specs of %v, want those of %v", trial, specs, want)
-	}
+	crashtest.CheckSpecs(t, specFiles(t, e), recordedWant, trial)
+
 	// Prepared exactly once: preparing again changes nothing (same CDI devices, no new MIG instance).
 	migBefore := totalMigInstances(t, e, d)
 	for _, c := range prepared {

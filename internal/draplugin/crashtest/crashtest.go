@@ -225,3 +225,18 @@ func CheckRecorded(t testing.TB, recorded map[string]checkpoint.ClaimState, prep
 		}
 	}
 }
+
+// CheckSpecs checks that the claims with a CDI spec on the node (specs, by UID) are exactly the prepared ones.
+func CheckSpecs(t testing.TB, specs []string, prepared map[string]bool, trial string) {
+	t.Helper()
+	var want []string
+	for uid := range prepared {
+		want = append(want, uid)
+	}
+	specs = slices.Clone(specs)
+	slices.Sort(specs)
+	slices.Sort(want)
+	if !slices.Equal(specs, want) {
+		t.Errorf("%s: CDI specs of claims %v, want those of %v", trial, specs, want)
+	}
+}
