@@ -100,10 +100,7 @@ func (r podRuntime) Run(ctx context.Context, c nodeagent.Container) error {
 	if err := os.MkdirAll(c.NodeRoot, 0o750); err != nil {
 		return err
 	}
-	restConfig, err := inClusterConfig(c)
-	if err != nil {
-		return fmt.Errorf("%s: %w", c, err)
-	}
+	restConfig := inClusterConfig(c)
 	if run, ok := r.images[c.Container.Image]; ok {
 		return run(ctx, r.configFor(c.Container.Name+"@"+c.Pod.Spec.NodeName, restConfig), c)
 	}
@@ -130,16 +127,23 @@ func binaryNames() []string {
 // inClusterConfig is rest.InClusterConfig inside the container's view: the
 // API server from KUBERNETES_SERVICE_HOST/PORT, the token and CA from the
 // service account mount (the token file is re-read as the node renews it).
-// A container without a service account token gets no credentials.
-func inClusterConfig(c nodeagent.Container) (*rest.Config, error) {
+// A container without a service account token (automountServiceAccountToken:
+// false, as the chart's webhook has without webhook.podGroups) runs as in a
+// real pod: a binary that never calls the API server works, and each call of
+// one that does fails naming the token file that is not there.
+func inClusterConfig(c nodeagent.Container) *rest.Config {
 	host, port := c.Env["KUBERNETES_SERVICE_HOST"], c.Env["KUBERNETES_SERVICE_PORT"]
-	dir, ok := c.Mounts[nodeagent.ServiceAccountMountPath]
-	if host == "" || port == "" || !ok {
-		return nil, fmt.Errorf("no service account token mounted (pod without serviceAccountName, or automountServiceAccountToken: false): our binaries need one to reach the API server")
+	if host == "" || port == "" {
+		host, port = "kubernetes.default.svc", "443"
 	}
-	return &rest.Config{
-		Host:            "https://" + net.JoinHostPort(host, port),
-		BearerTokenFile: filepath.Join(dir, "token"),
-		TLSClientConfig: rest.TLSClientConfig{CAFile: filepath.Join(dir, "ca.crt")},
-	}, nil
+	cfg := &rest.Config{Host: "https://" + net.JoinHostPort(host, port)}
+	if dir, ok := c.Mounts[nodeagent.ServiceAccountMountPath]; ok {
+		cfg.BearerTokenFile = filepath.Join(dir, "token")
+		cfg.TLSClientConfig = rest.TLSClientConfig{CAFile: filepath.Join(dir, "ca.crt")}
+		return cfg
+	}
+	// No mount: the token's path in the container's view, where nothing is.
+	cfg.BearerTokenFile = filepath.Join(c.NodeRoot, "no-service-account-token", "token")
+	cfg.Insecure = true
+	return cfg
 }

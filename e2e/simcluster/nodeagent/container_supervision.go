@@ -162,6 +162,20 @@ func (a *Agent) superviseContainers(ctx context.Context, key string, st *podStat
 	return 0, a.finish(ctx, st, exitCode)
 }
 
+// maxTerminationMessage is the kubelet's cap on one container's termination message.
+const maxTerminationMessage = 4096
+
+// terminationMessage is what a failed in-process container leaves in its status: its error, the last thing
+// it would have logged (the kubelet's terminationMessagePolicy FallbackToLogsOnError shows the log's tail),
+// cut to the kubelet's 4096 bytes.
+func terminationMessage(err error) string {
+	msg := err.Error()
+	if len(msg) > maxTerminationMessage {
+		msg = msg[len(msg)-maxTerminationMessage:]
+	}
+	return msg
+}
+
 // errKilled is the exit of a container killed on purpose (KillContainer).
 var errKilled = errors.New("killed")
 
@@ -190,11 +204,13 @@ func (a *Agent) recordRestart(ctx context.Context, pod *corev1.Pod, rc *runningC
 	exitErr, startedAt := rc.err, rc.startedAt
 	a.mu.Unlock()
 	now := metav1.Now()
-	exitCode, reason := int32(0), "Completed"
+	exitCode, reason, message := int32(0), "Completed", ""
 	if exitErr != nil {
 		exitCode, reason = 1, "Error"
 		if errors.Is(exitErr, errKilled) {
 			exitCode = 137
+		} else {
+			message = terminationMessage(exitErr)
 		}
 	}
 	return a.updateStatus(ctx, pod, func(p *corev1.Pod) corev1.PodStatus {
@@ -206,7 +222,7 @@ func (a *Agent) recordRestart(ctx context.Context, pod *corev1.Pod, rc *runningC
 			}
 			cs.RestartCount = int32(rc.restarts)
 			cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: exitCode, Reason: reason, StartedAt: metav1.NewTime(startedAt), FinishedAt: now, ContainerID: cs.ContainerID,
+				ExitCode: exitCode, Reason: reason, Message: message, StartedAt: metav1.NewTime(startedAt), FinishedAt: now, ContainerID: cs.ContainerID,
 			}}
 			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 		}
