@@ -25,7 +25,7 @@ import (
 )
 
 // WriteKubeconfig writes a kubeconfig for cfg (bearer token or client
-// certificate, CA data and TLS server name) to path, creating its directory.
+// certificate, impersonation, CA data and TLS server name) to path, creating its directory.
 // The file is written to a temporary name first and renamed, so a reader
 // never sees half a file.
 func WriteKubeconfig(cfg *rest.Config, path string) error {
@@ -41,6 +41,8 @@ func WriteKubeconfig(cfg *rest.Config, path string) error {
 	user.Token = cfg.BearerToken
 	user.ClientCertificateData = cfg.CertData
 	user.ClientKeyData = cfg.KeyData
+	user.Impersonate = cfg.Impersonate.UserName
+	user.ImpersonateGroups = cfg.Impersonate.Groups
 	kc.AuthInfos[name] = user
 	kctx := clientcmdapi.NewContext()
 	kctx.Cluster, kctx.AuthInfo = name, name
@@ -59,4 +61,16 @@ func WriteKubeconfig(cfg *rest.Config, path string) error {
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
 	return os.Rename(tmp, path)
+}
+
+// AdminUser is the identity of the kubeconfig a user gets from `simcluster up`: a cluster admin as kubeadm's
+// admin.conf makes one, not the API server's own loopback identity (system:apiserver), which components such
+// as the chart's webhook trust as the cluster itself. The loopback identity impersonates it.
+var AdminUser = rest.ImpersonationConfig{UserName: "kubernetes-admin", Groups: []string{"system:masters"}}
+
+// UserConfig is cfg acting as AdminUser.
+func UserConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Impersonate = AdminUser
+	return cfg
 }

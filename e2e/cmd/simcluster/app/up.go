@@ -59,7 +59,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("start cluster: %w", err)
 	}
 	defer clustercli.StopQuietly(cluster)
-	if err := simcluster.WriteKubeconfig(cluster.RESTConfig(), *kubeconfig); err != nil {
+	if err := simcluster.WriteKubeconfig(simcluster.UserConfig(cluster.RESTConfig()), *kubeconfig); err != nil {
 		return err
 	}
 	_, _ = fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s); kubeconfig written to %s; Ctrl-C to stop\n",
