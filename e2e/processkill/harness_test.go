@@ -522,6 +522,8 @@ func runTrial(ctx context.Context, t *testing.T, rng *rand.Rand, k kind, maxHits
 	defer func() { _ = logFile.Close() }()
 	n.proc = &process{n: n, t: t, log: logFile}
 	n.proc.start(0)
+	// A failed trial stops here too: no plugin process outlives its test.
+	t.Cleanup(n.proc.stop)
 	claims := k.claims(ctx, t, n)
 	// The first incarnation armed: restart it with the kill drawn.
 	n.proc.stop()
