@@ -20,18 +20,22 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	v1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/computedomain"
 )
 
 const cdDriver = v1beta1.ComputeDomainDriverName
@@ -105,21 +109,21 @@ func (k *cdKind) claims(ctx context.Context, t *testing.T, n *node) []*resourcea
 	t.Helper()
 	a, b := string(k.domains["team-a"].UID), string(k.domains["team-b"].UID)
 	daemon := func(name string, slot int, domain string) *resourceapi.ResourceClaim {
-		return utiltesting.MakeResourceClaim(name, "nvidia-dra").Request("daemon", "compute-domain-daemon.nvidia.com").Device("daemon", cdDriver, n.name, daemonDevice(slot)).
+		return utiltesting.MakeResourceClaim(name, "nvidia-dra").Request("daemon", "compute-domain-daemon.nvidia.com").Device("daemon", cdDriver, n.name, computedomain.DaemonDeviceName(slot)).
 			Config(resourceapi.AllocationConfigSourceClaim, cdDriver, utiltesting.MakeComputeDomainDaemonConfig(domain)).Obj()
 	}
 	channel := func(name, ns string, slot int, domain string, mode v1beta1.ComputeDomainAllocationMode) *resourceapi.ResourceClaim {
 		cfg := utiltesting.MakeComputeDomainChannelConfig(domain).Obj()
 		cfg.AllocationMode = mode
-		return utiltesting.MakeResourceClaim(name, ns).Request("channel", "compute-domain-default-channel.nvidia.com").Device("channel", cdDriver, n.name, channelDevice(slot)).
+		return utiltesting.MakeResourceClaim(name, ns).Request("channel", "compute-domain-default-channel.nvidia.com").Device("channel", cdDriver, n.name, computedomain.ChannelDeviceName(slot)).
 			Config(resourceapi.AllocationConfigSourceClaim, cdDriver, cfg).Obj()
 	}
 	want := []*resourceapi.ResourceClaim{
 		daemon("daemon-a", 0, a), daemon("daemon-b", 1, b),
 		channel("w-a1", "team-a", 0, a, ""), channel("w-a2", "team-a", 1, a, v1beta1.AllocationModeAll), channel("w-b", "team-b", 2, b, ""),
 	}
-	waitFor(t, "the plugin's ResourceSlices", func() bool {
-		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1ListNode(n.name))
+	kubelettest.Eventually(t, "the plugin's ResourceSlices", func() bool {
+		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
 		return err == nil && len(list.Items) > 0
 	})
 	var out []*resourceapi.ResourceClaim
@@ -128,9 +132,6 @@ func (k *cdKind) claims(ctx context.Context, t *testing.T, n *node) []*resourcea
 	}
 	return out
 }
-
-func daemonDevice(slot int) string  { return "daemon-" + itoa(slot) }
-func channelDevice(slot int) string { return "channel-" + itoa(slot) }
 
 func (k *cdKind) check(ctx context.Context, t *testing.T, n *node, prepared []*resourceapi.ResourceClaim, trial string) {
 	t.Helper()
@@ -170,7 +171,7 @@ func (k *cdKind) check(ctx context.Context, t *testing.T, n *node, prepared []*r
 			t.Errorf("%s: CDI devices of %s: %v", trial, c.Name, err)
 			continue
 		}
-		wantNode := "/dev/nvidia-caps-imex-channels/channel" + itoa(int(cdChannels[c.Namespace]))
+		wantNode := "/dev/nvidia-caps-imex-channels/channel" + strconv.Itoa(int(cdChannels[c.Namespace]))
 		if !slices.Equal(view.DeviceNodes, []string{wantNode}) {
 			t.Errorf("%s: claim %s sees channels %v, want only %s", trial, c.Name, view.DeviceNodes, wantNode)
 		}

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -45,8 +46,8 @@ const (
 // and random moments of prepares and unprepares of full GPUs (exclusive, time-sliced, MPS, two in one claim)
 // on an HGX node, or of dynamic MIG partitions on an A100 node, driven by the kubelet's DRA manager over
 // the plugin's gRPC socket; again while it starts and recovers. The node then holds every claim the script
-// left prepared exactly once and nothing else: checkpoint, CDI specs, MIG instances, sharing settings and
-// usage ledger. PROCESS_KILLS sets the number of kills (default 200), CRASH_SEED the seed.
+// left prepared exactly once and nothing else: checkpoint, CDI specs, MIG instances, compute modes (NVML
+// has no time-slice getter) and usage ledger. PROCESS_KILLS sets the number of kills (default 200), CRASH_SEED the seed.
 func TestGPUPluginSurvivesSIGKILL(t *testing.T) {
 	harness(t, &gpuKind{}, 200, 12, []string{"prepare-started", "cdi-written", "mig-created", "unprepare-cdi-deleted", "timer"})
 }
@@ -112,7 +113,7 @@ func (k *gpuKind) claims(ctx context.Context, t *testing.T, n *node) []*resource
 			names[r.Device] = true
 		}
 	}
-	waitFor(t, "the plugin's ResourceSlices with the claims' devices", func() bool {
+	kubelettest.Eventually(t, "the plugin's ResourceSlices with the claims' devices", func() bool {
 		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
 		if err != nil {
 			return false
@@ -144,13 +145,7 @@ func (k *gpuKind) check(ctx context.Context, t *testing.T, n *node, prepared []*
 	}
 	cp := checkRecordedAndSpecs(t, n, prepared, trial)
 	// The GPUs as the next process (and the hardware) sees them.
-	lib, err := mock.New(mock.Config{NodeName: n.name, Profile: k.profile(), MIG: map[bool]mock.MIGMode{true: mock.MIGDynamic, false: mock.MIGStatic}[k.mig],
-		StateFile: hostroot.New(n.hostRoot).Path(gpuStateFile)})
-	if err != nil {
-		t.Fatalf("%s: %v", trial, err)
-	}
-	lib.Init()
-	defer lib.Shutdown()
+	gotMIG, modes := k.gpus(t, n)
 	wantMIG, sharing := 0, map[string]bool{}
 	for _, c := range prepared {
 		for _, r := range c.Status.Allocation.Devices.Results {
@@ -165,18 +160,9 @@ func (k *gpuKind) check(ctx context.Context, t *testing.T, n *node, prepared []*
 			sharing[mock.GPUUUID(n.name, 2)] = true
 		}
 	}
-	count, _ := lib.DeviceGetCount()
-	gotMIG := 0
-	for i := range count {
-		dev, _ := lib.DeviceGetHandleByIndex(i)
-		g, err := nvml.DescribeGPU(lib, i, dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gotMIG += len(g.MIGDevices)
-		mode, _ := dev.GetComputeMode()
-		if mode != nvml.COMPUTEMODE_DEFAULT && !sharing[g.UUID] {
-			t.Errorf("%s: GPU %d is left in compute mode %d with no MPS claim on it", trial, i, mode)
+	for uuid, mode := range modes {
+		if mode != nvml.COMPUTEMODE_DEFAULT && !sharing[uuid] {
+			t.Errorf("%s: GPU %s is left in compute mode %d with no MPS claim on it", trial, uuid, mode)
 		}
 	}
 	if gotMIG != wantMIG {
@@ -191,32 +177,34 @@ func (k *gpuKind) check(ctx context.Context, t *testing.T, n *node, prepared []*
 			t.Errorf("%s: repeated prepare of %s: %s", trial, c.Name, res.GetError())
 		}
 	}
-	if len(prepared) > 0 {
-		after, err := mock.New(mock.Config{NodeName: n.name, Profile: k.profile(), StateFile: hostroot.New(n.hostRoot).Path(gpuStateFile)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		after.Init()
-		defer after.Shutdown()
-		if n := migDevices(t, after); n != gotMIG {
-			t.Errorf("%s: a repeated prepare changed the MIG devices from %d to %d", trial, gotMIG, n)
-		}
+	if after, _ := k.gpus(t, n); after != gotMIG {
+		t.Errorf("%s: a repeated prepare changed the MIG devices from %d to %d", trial, gotMIG, after)
 	}
 }
 
-func migDevices(t *testing.T, lib nvml.Interface) int {
+// gpus reads the node's GPUs from the mock's state file, as the next plugin process would: the MIG devices
+// in all and each GPU's compute mode, by UUID. (NVML has no getter of the time slice.)
+func (k *gpuKind) gpus(t *testing.T, n *node) (mig int, modes map[string]nvml.ComputeMode) {
 	t.Helper()
+	lib, err := mock.New(mock.Config{NodeName: n.name, Profile: k.profile(), MIG: map[bool]mock.MIGMode{true: mock.MIGDynamic, false: mock.MIGStatic}[k.mig],
+		StateFile: hostroot.New(n.hostRoot).Path(gpuStateFile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib.Init()
+	defer lib.Shutdown()
 	count, _ := lib.DeviceGetCount()
-	total := 0
+	modes = map[string]nvml.ComputeMode{}
 	for i := range count {
 		dev, _ := lib.DeviceGetHandleByIndex(i)
 		g, err := nvml.DescribeGPU(lib, i, dev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		total += len(g.MIGDevices)
+		mig += len(g.MIGDevices)
+		modes[g.UUID], _ = dev.GetComputeMode()
 	}
-	return total
+	return mig, modes
 }
 
 // checkLedger checks the usage ledger: one open interval per prepared claim, from its checkpoint's

@@ -660,39 +660,20 @@ func harness(t *testing.T, k kind, def, maxHits int, points []string) {
 	t.Logf("%s in %s", kills, time.Since(start).Round(time.Second))
 }
 
-// waitFor polls cond until it holds, failing the test after 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // prepareOverSocket asks the plugin to prepare claim again over its DRA socket, as the kubelet would for a
 // claim it holds no record of: the plugin must answer from its own checkpoint.
 func prepareOverSocket(ctx context.Context, t *testing.T, n *node, claim *resourceapi.ResourceClaim) *drapb.NodePrepareResourceResponse {
 	t.Helper()
 	sock := filepath.Join(n.dataDir(), "dra.sock")
-	waitFor(t, "the plugin's DRA socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	kubelettest.Eventually(t, "the plugin's DRA socket", func() bool { _, err := os.Stat(sock); return err == nil })
 	dra := drapb.NewDRAPluginClient(kubelettest.Dial(t, sock))
 	var resp *drapb.NodePrepareResourcesResponse
-	waitFor(t, "an answer on the plugin's DRA socket", func() bool {
+	kubelettest.Eventually(t, "an answer on the plugin's DRA socket", func() bool {
 		var err error
 		resp, err = dra.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: claim.Namespace, Name: claim.Name, Uid: string(claim.UID)}}})
 		return err == nil
 	})
 	return resp.Claims[string(claim.UID)]
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-// metav1ListNode selects the objects of one node (spec.nodeName).
-func metav1ListNode(node string) metav1.ListOptions {
-	return metav1.ListOptions{FieldSelector: "spec.nodeName=" + node}
 }
 
 // checkRecordedAndSpecs loads the plugin's checkpoint and checks it and the node's CDI specs against the
