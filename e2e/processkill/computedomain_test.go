@@ -24,13 +24,11 @@ import (
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	v1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
-	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -122,15 +120,7 @@ func (k *cdKind) claims(ctx context.Context, t *testing.T, n *node) []*resourcea
 		daemon("daemon-a", 0, a), daemon("daemon-b", 1, b),
 		channel("w-a1", "team-a", 0, a, ""), channel("w-a2", "team-a", 1, a, v1beta1.AllocationModeAll), channel("w-b", "team-b", 2, b, ""),
 	}
-	kubelettest.Eventually(t, "the plugin's ResourceSlices", func() bool {
-		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
-		return err == nil && len(list.Items) > 0
-	})
-	var out []*resourceapi.ResourceClaim
-	for _, c := range want {
-		out = append(out, createClaim(ctx, t, n, c))
-	}
-	return out
+	return want
 }
 
 func (k *cdKind) check(ctx context.Context, t *testing.T, n *node, prepared []*resourceapi.ResourceClaim, trial string) {

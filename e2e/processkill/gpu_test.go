@@ -22,10 +22,8 @@ import (
 	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
-	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -106,33 +104,7 @@ func (k *gpuKind) claims(ctx context.Context, t *testing.T, n *node) []*resource
 			utiltesting.MakeResourceClaim("pair", "default").Request("gpu", "gpu.nvidia.com").Device("gpu", gpuDriver, n.name, "gpu-3").Device("gpu", gpuDriver, n.name, "gpu-4").Obj(),
 		}
 	}
-	// The plugin publishes the devices the claims name before a scheduler could have allocated them.
-	names := map[string]bool{}
-	for _, c := range want {
-		for _, r := range c.Status.Allocation.Devices.Results {
-			names[r.Device] = true
-		}
-	}
-	kubelettest.Eventually(t, "the plugin's ResourceSlices with the claims' devices", func() bool {
-		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
-		if err != nil {
-			return false
-		}
-		found := 0
-		for _, s := range list.Items {
-			for _, d := range s.Spec.Devices {
-				if names[d.Name] {
-					found++
-				}
-			}
-		}
-		return found == len(names)
-	})
-	var out []*resourceapi.ResourceClaim
-	for _, c := range want {
-		out = append(out, createClaim(ctx, t, n, c))
-	}
-	return out
+	return want
 }
 
 // check reads what the node keeps: the checkpoint, the CDI specs, the mock GPUs' state file and the usage

@@ -155,8 +155,8 @@ type kind interface {
 	args(n *node) []string
 	// prepareNode sets up what the node needs before the plugin starts (host root, objects).
 	prepareNode(ctx context.Context, t *testing.T, n *node, rng *rand.Rand)
-	// claims creates the trial's claims in the API once the plugin runs, each allocated on the node, and
-	// returns them.
+	// claims are the trial's claims, each allocated on the node (runTrial creates them once the plugin has
+	// published their devices).
 	claims(ctx context.Context, t *testing.T, n *node) []*resourceapi.ResourceClaim
 	// check checks the node with the plugin running (not armed): the claims of prepared are prepared
 	// exactly once, nothing else is; swept says the plugin started since the last unprepare.
@@ -524,7 +524,7 @@ func runTrial(ctx context.Context, t *testing.T, rng *rand.Rand, k kind, maxHits
 	n.proc.start(0)
 	// A failed trial stops here too: no plugin process outlives its test.
 	t.Cleanup(n.proc.stop)
-	claims := k.claims(ctx, t, n)
+	claims := createClaims(ctx, t, n, k.claims(ctx, t, n))
 	// The first incarnation armed: restart it with the kill drawn.
 	n.proc.stop()
 	n.proc.start(1 + rng.IntN(maxHits))
@@ -703,4 +703,36 @@ func checkRecordedAndSpecs(t *testing.T, n *node, prepared []*resourceapi.Resour
 	}
 	crashtest.CheckSpecs(t, specs, want, trial)
 	return cp
+}
+
+// createClaims writes the claims, allocated and reserved, once the plugin has published every device they
+// name: a scheduler allocates nothing before.
+func createClaims(ctx context.Context, t *testing.T, n *node, want []*resourceapi.ResourceClaim) []*resourceapi.ResourceClaim {
+	t.Helper()
+	names := map[string]bool{}
+	for _, c := range want {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			names[r.Device] = true
+		}
+	}
+	kubelettest.Eventually(t, "the plugin's ResourceSlices with the claims' devices", func() bool {
+		list, err := cluster.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})
+		if err != nil {
+			return false
+		}
+		found := 0
+		for _, s := range list.Items {
+			for _, d := range s.Spec.Devices {
+				if names[d.Name] {
+					found++
+				}
+			}
+		}
+		return found == len(names)
+	})
+	var out []*resourceapi.ResourceClaim
+	for _, c := range want {
+		out = append(out, createClaim(ctx, t, n, c))
+	}
+	return out
 }
