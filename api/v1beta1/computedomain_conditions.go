@@ -62,6 +62,13 @@ const (
 	// ComputeDomainReasonNoCliqueFree: without the Workload API, no NVLink clique has spec.numNodes free nodes;
 	// the domain's pods stay held until one has.
 	ComputeDomainReasonNoCliqueFree = "NoCliqueFree"
+	// ComputeDomainReasonSliceGang (True): a domain larger than one clique is a CompositePodGroup gang of k
+	// per-slice PodGroups, each slice's pods in one NVLink clique, all slices or none.
+	ComputeDomainReasonSliceGang = "SliceGang"
+	// ComputeDomainReasonSliceAffinity: the controller pinned each slice of a domain larger than one clique to
+	// its own NVLink clique with required node affinity and released all of them together (the clique placement
+	// fallback, where the cluster serves no composite pod groups).
+	ComputeDomainReasonSliceAffinity = "SliceAffinity"
 )
 
 // ComputeDomain condition reasons. Messages name the node and the cause; reasons stay CamelCase constants.

@@ -17,6 +17,8 @@ package v1beta1
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -25,6 +27,25 @@ import (
 // the controller keeps for a domain in the domain's namespace: the domain's own name, so a workload's pods
 // join it with spec.schedulingGroup.podGroupName: <domain name>. Ours, not part of the compatible API.
 func ComputeDomainPodGroupName(cd *ComputeDomain) string { return cd.Name }
+
+// ComputeDomainCompositePodGroupName is the name of the CompositePodGroup (scheduling.k8s.io/v1alpha3) and of
+// the Workload it comes from, which the controller keeps for a domain larger than one NVLink clique: the
+// domain's name. Ours, not part of the compatible API.
+func ComputeDomainCompositePodGroupName(cd *ComputeDomain) string { return cd.Name }
+
+// ComputeDomainSlicePodGroupName is the name of the PodGroup of slice i of a domain larger than one clique:
+// "<domain>-slice-<i>", with the domain's name shortened and hashed (as PlacementDomainLabelValue does) when
+// the whole would exceed the 253 characters of an object name.
+func ComputeDomainSlicePodGroupName(cd *ComputeDomain, i int) string {
+	suffix := "-slice-" + strconv.Itoa(i)
+	if len(cd.Name)+len(suffix) <= validation.DNS1123SubdomainMaxLength {
+		return cd.Name + suffix
+	}
+	sum := sha256.Sum256([]byte(cd.Name))
+	keep := validation.DNS1123SubdomainMaxLength - len(suffix) - 1 - placementLabelHashLen
+	// A kept name that ends in '.' or '-' would leave an empty or badly formed DNS label before the hash.
+	return strings.TrimRight(cd.Name[:keep], ".-") + "-" + hex.EncodeToString(sum[:])[:placementLabelHashLen] + suffix
+}
 
 // The clique placement fallback for clusters without the Workload API (ours): the webhook (webhook.podGroups)
 // holds each pod of a domain with spec.numNodes behind CliquePlacementGate and labels it with

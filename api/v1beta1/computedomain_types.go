@@ -76,6 +76,7 @@ type ComputeDomain struct {
 // ComputeDomainSpec is the desired state of a ComputeDomain.
 //
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.sliceSize) || self.sliceSize == 0 || (has(self.numNodes) && self.numNodes > 0 && self.numNodes % self.sliceSize == 0)",message="spec.sliceSize must divide spec.numNodes (and needs spec.numNodes); 0 takes the default slice plan"
 type ComputeDomainSpec struct {
 	// numNodes is the number of nodes the domain is expected to span. 0 means the domain follows its
 	// workload and needs no count up front. When set, the domain is Ready once that many nodes are ready.
@@ -83,6 +84,16 @@ type ComputeDomainSpec struct {
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
 	NumNodes int32 `json:"numNodes,omitempty"`
+
+	// sliceSize is how many of the domain's spec.numNodes pods share one NVLink clique when the domain is
+	// larger than one clique: the workload is placed as spec.numNodes/sliceSize slices of consecutive ranks,
+	// each slice's pods in one clique, all slices or none. It must divide spec.numNodes and fit a clique. 0 (the
+	// default) takes the fewest slices of equal size that fit a clique (64 nodes on NVL72 racks: 4 slices of 16).
+	// Ours, not part of the compatible API.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4096
+	SliceSize int32 `json:"sliceSize,omitempty"`
 
 	// channel describes the ResourceClaimTemplate through which workload pods receive the domain's
 	// IMEX channel.
@@ -136,6 +147,15 @@ type ComputeDomainStatus struct {
 	// +listMapKey=cliqueID
 	// +kubebuilder:validation:MaxItems=1024
 	Cliques []ComputeDomainClique `json:"cliques,omitempty"`
+
+	// slices lists how the domain's workload is placed when spec.numNodes is set: one slice per clique-sized
+	// block of consecutive ranks (a domain that fits one clique has one slice). Ours, not part of the
+	// compatible API.
+	// +optional
+	// +listType=map
+	// +listMapKey=index
+	// +kubebuilder:validation:MaxItems=4096
+	Slices []ComputeDomainSlice `json:"slices,omitempty"`
 
 	// readyNodes is the number of nodes whose IMEX daemon is ready.
 	// +optional
@@ -219,6 +239,46 @@ type ComputeDomainClique struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	TotalNodes int32 `json:"totalNodes,omitempty"`
+}
+
+// ComputeDomainSlice is one slice of a domain's workload: the pods of ranks [firstRank, firstRank+size), all in
+// one NVLink clique.
+type ComputeDomainSlice struct {
+	// index is the slice's position, 0 for the lowest ranks.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Index int32 `json:"index"`
+
+	// firstRank is the slice's lowest rank (an Indexed Job's completion index, a LeaderWorkerSet's worker index).
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	FirstRank int32 `json:"firstRank"`
+
+	// size is the number of the slice's ranks.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Size int32 `json:"size"`
+
+	// cliqueID is the NVLink clique the slice's pods run in; empty until one of them is bound.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	CliqueID string `json:"cliqueID,omitempty"`
+
+	// boundPods is the number of the slice's pods bound to a node.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	BoundPods int32 `json:"boundPods,omitempty"`
+
+	// channel is the domain's IMEX channel in the slice's clique; unset until one is allocated.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2047
+	Channel *int32 `json:"channel,omitempty"`
+
+	// podGroup is the PodGroup the slice's pods join (Workload API with composite pod groups); empty otherwise.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PodGroup string `json:"podGroup,omitempty"`
 }
 
 // ComputeDomainList is a list of ComputeDomains.

@@ -159,21 +159,25 @@ func Assign(p Plan, free map[string]int) (map[int]string, error) {
 const (
 	// JobCompletionIndex is an Indexed Job's pod index (label and annotation).
 	JobCompletionIndex = "batch.kubernetes.io/job-completion-index"
+	// JobSetGlobalIndex is a JobSet child Job's index across all of the JobSet's replicated jobs.
+	JobSetGlobalIndex = "jobset.sigs.k8s.io/job-global-index"
 	// LWSWorkerIndex is a LeaderWorkerSet pod's index in its group (the leader is 0).
 	LWSWorkerIndex = "leaderworkerset.sigs.k8s.io/worker-index"
 )
 
-// RankOf reads a pod's rank from its labels or annotations (an Indexed Job's completion index, a
-// LeaderWorkerSet's worker index); false when the pod carries none. A value that is no non-negative number
-// is an error naming the key.
+// RankOf reads a pod's rank from its labels or annotations; false when the pod carries none. A JobSet pod's
+// rank is its child Job's global index when that Job runs one pod (completion index 0); a JobSet whose child
+// Jobs run several pods each has no rank the pod alone tells (the pods-per-Job count is not on the pod). Then an
+// Indexed Job's completion index, then a LeaderWorkerSet's worker index. A value that is no non-negative
+// number is an error naming the key.
 func RankOf(labels, annotations map[string]string) (int, bool, error) {
-	for _, key := range []string{JobCompletionIndex, LWSWorkerIndex} {
+	read := func(key string) (int, bool, error) {
 		v, ok := labels[key]
 		if !ok {
 			v, ok = annotations[key]
 		}
 		if !ok {
-			continue
+			return 0, false, nil
 		}
 		rank, err := strconv.Atoi(v)
 		if err != nil || rank < 0 {
@@ -181,5 +185,22 @@ func RankOf(labels, annotations map[string]string) (int, bool, error) {
 		}
 		return rank, true, nil
 	}
-	return 0, false, nil
+	job, jobOK, err := read(JobCompletionIndex)
+	if err != nil {
+		return 0, false, err
+	}
+	global, globalOK, err := read(JobSetGlobalIndex)
+	if err != nil {
+		return 0, false, err
+	}
+	if globalOK {
+		if jobOK && job > 0 {
+			return 0, false, nil
+		}
+		return global, true, nil
+	}
+	if jobOK {
+		return job, true, nil
+	}
+	return read(LWSWorkerIndex)
 }

@@ -163,6 +163,9 @@ func TestRankOfReadsTheWorkloadsIndex(t *testing.T) {
 		"a value that is no index":        {labels: map[string]string{JobCompletionIndex: "x"}, err: JobCompletionIndex + ` "x": want a non-negative integer`},
 		"a negative value is no index":    {annotations: map[string]string{LWSWorkerIndex: "-2"}, err: LWSWorkerIndex + ` "-2"`},
 		"the label wins over annotations": {labels: map[string]string{JobCompletionIndex: "1"}, annotations: map[string]string{JobCompletionIndex: "9"}, rank: 1, ok: true},
+		"a JobSet pod of a one-pod child Job: its global Job index": {labels: map[string]string{JobSetGlobalIndex: "12", JobCompletionIndex: "0"}, rank: 12, ok: true},
+		"a JobSet pod of a child Job with several pods: no rank":    {labels: map[string]string{JobSetGlobalIndex: "12", JobCompletionIndex: "1"}},
+		"a JobSet index that is no index":                          {labels: map[string]string{JobSetGlobalIndex: "a"}, err: JobSetGlobalIndex + ` "a"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
