@@ -18,7 +18,9 @@ import (
 	"context"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
@@ -32,14 +34,19 @@ func TestAgainstKubeAPIServer(t *testing.T) {
 		t.Skip("starts kube-apiserver")
 	}
 	cases := map[string]struct {
-		opts         []envtest.Option
-		wantServed   bool
-		wantTopology string
+		opts          []envtest.Option
+		wantServed    bool
+		wantTopology  string
+		wantComposite bool
 	}{
 		"a default 1.37 API server does not serve the Workload API": {},
 		"GenericWorkload without TopologyAwareWorkloadScheduling serves PodGroups and drops their topology constraint": {
 			opts:       []envtest.Option{envtest.WithWorkloadAPI("GenericWorkload")},
 			wantServed: true,
+		},
+		"every Workload gate with CompositePodGroup serves composite groups and keeps every constraint": {
+			opts:       []envtest.Option{envtest.WithWorkloadAPI()},
+			wantServed: true, wantTopology: "nvidia.com/gpu.clique", wantComposite: true,
 		},
 	}
 	for name, tc := range cases {
@@ -64,6 +71,16 @@ func TestAgainstKubeAPIServer(t *testing.T) {
 			if served != tc.wantServed {
 				t.Fatalf("Served = %v, want %v", served, tc.wantServed)
 			}
+			composite, err := workloadapi.CompositeServed(disc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if composite != tc.wantComposite {
+				t.Fatalf("CompositeServed = %v, want %v", composite, tc.wantComposite)
+			}
+			if composite {
+				createSlicedGang(t, env)
+			}
 			if !served {
 				return
 			}
@@ -79,5 +96,42 @@ func TestAgainstKubeAPIServer(t *testing.T) {
 				t.Errorf("stored PodGroup %+v, want a gang of 4 with topology key %q", obs, tc.wantTopology)
 			}
 		})
+	}
+}
+
+// createSlicedGang has the API server validate and store a sliced gang of three slices as the controller makes
+// it (Workload, CompositePodGroup, slice PodGroups), and checks what it stored.
+func createSlicedGang(t *testing.T, env *envtest.Env) {
+	t.Helper()
+	ctx := context.Background()
+	g := workloadapi.SlicedGang{
+		Namespace: "default", Name: "big", TopologyKey: "nvidia.com/gpu.clique",
+		Slices: []workloadapi.Slice{{Name: "big-slice-0", MinCount: 14}, {Name: "big-slice-1", MinCount: 13}, {Name: "big-slice-2", MinCount: 13}},
+		Owner:  metav1.OwnerReference{APIVersion: "resource.nvidia.com/v1beta1", Kind: "ComputeDomain", Name: "big", UID: "0b3c5d6e-0000-4000-8000-000000000001"},
+	}
+	objs := []client.Object{g.Workload(), g.CompositePodGroup()}
+	for i := range g.Slices {
+		objs = append(objs, g.SlicePodGroup(i))
+	}
+	for _, o := range objs {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatalf("create %T %s: %v", o, o.GetName(), err)
+		}
+	}
+	obs, err := workloadapi.ObserveComposite(objs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !obs.Gang || obs.MinGroupCount != 3 {
+		t.Errorf("stored CompositePodGroup %+v, want a gang of 3 groups", obs)
+	}
+	for i, o := range objs[2:] {
+		pg, err := workloadapi.Observe(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pg.Gang || pg.MinCount != g.Slices[i].MinCount || pg.TopologyKey != g.TopologyKey || workloadapi.ParentOf(o) != "big" {
+			t.Errorf("stored slice PodGroup %d %+v (parent %q), want a gang of %d in one clique under big", i, pg, workloadapi.ParentOf(o), g.Slices[i].MinCount)
+		}
 	}
 }

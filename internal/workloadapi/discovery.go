@@ -32,18 +32,30 @@ type ResourceLister interface {
 // topology constraint (the TopologyAwareWorkloadScheduling gate) shows only on a stored PodGroup (Observe);
 // whether the scheduler honors the gang and the constraint does not show in the API at all.
 func Served(d ResourceLister) (bool, error) {
-	list, err := d.ServerResourcesForGroupVersion(GroupVersion.String())
+	return served(d, GroupVersion.String(), Resource)
+}
+
+// CompositeServed tells whether the API server serves CompositePodGroups at CompositeGroupVersion: a 1.37
+// kube-apiserver does with --runtime-config=scheduling.k8s.io/v1alpha3=true and the CompositePodGroup gate (which
+// needs GenericWorkload and TopologyAwareWorkloadScheduling). Whether the scheduler runs with the gate too does
+// not show in the API: a scheduler without it places each slice PodGroup as its own gang, with no gang over them.
+func CompositeServed(d ResourceLister) (bool, error) {
+	return served(d, CompositeGroupVersion.String(), CompositeResource)
+}
+
+func served(d ResourceLister, groupVersion, resource string) (bool, error) {
+	list, err := d.ServerResourcesForGroupVersion(groupVersion)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("discover %s: %w", GroupVersion, err)
+		return false, fmt.Errorf("discover %s: %w", groupVersion, err)
 	}
 	if list == nil {
-		return false, errors.New("discover " + GroupVersion.String() + ": empty answer")
+		return false, errors.New("discover " + groupVersion + ": empty answer")
 	}
 	for _, r := range list.APIResources {
-		if r.Name == Resource {
+		if r.Name == resource {
 			return true, nil
 		}
 	}

@@ -55,22 +55,26 @@ type Env struct {
 type Option func(*envtest.Environment)
 
 // WorkloadGates are the Kubernetes 1.37 gates of the Workload API that WithWorkloadAPI turns on.
-var WorkloadGates = []string{"GenericWorkload", "TopologyAwareWorkloadScheduling"}
+var WorkloadGates = []string{"GenericWorkload", "TopologyAwareWorkloadScheduling", "CompositePodGroup"}
 
 // WithWorkloadAPI makes kube-apiserver serve the Workload API (scheduling.k8s.io/v1beta1 PodGroups, off by
 // default in 1.37) with the given gates on (default WorkloadGates; GenericWorkload alone keeps PodGroups but
-// drops their topology constraints).
+// drops their topology constraints); with CompositePodGroup among them it serves scheduling.k8s.io/v1alpha3 too.
 func WithWorkloadAPI(gates ...string) Option {
 	if len(gates) == 0 {
 		gates = WorkloadGates
 	}
 	return func(e *envtest.Environment) {
 		on := make([]string, len(gates))
+		runtimeConfig := []string{"scheduling.k8s.io/v1beta1=true"}
 		for i, g := range gates {
 			on[i] = g + "=true"
+			if g == "CompositePodGroup" {
+				runtimeConfig = append(runtimeConfig, "scheduling.k8s.io/v1alpha3=true")
+			}
 		}
 		e.ControlPlane.GetAPIServer().Configure().
-			Append("runtime-config", "scheduling.k8s.io/v1beta1=true").
+			Append("runtime-config", strings.Join(runtimeConfig, ",")).
 			Append("feature-gates", strings.Join(on, ","))
 	}
 }
