@@ -15,8 +15,12 @@
 package cliqueplacement
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +46,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
+	"github.com/computedomain-operator/computedomain-operator/internal/sliceplan"
 )
 
 // ControllerName names the fallback's controller in logs and metrics.
@@ -70,6 +75,8 @@ type Options struct {
 	GPUDriver string
 	// Verdicts takes what the fallback finds for each domain.
 	Verdicts *Verdicts
+	// MaxNodesPerClique is the most nodes one clique's IMEX ensemble takes: the slice plan's clique size.
+	MaxNodesPerClique int
 }
 
 // Reconciler releases each domain's held pods into one clique.
@@ -79,10 +86,13 @@ type Reconciler struct {
 	pods      client.Reader
 	gpuDriver string
 	verdicts  *Verdicts
+	// maxPerClique is the slice plan's clique size (Options.MaxNodesPerClique).
+	maxPerClique int
 	// pickMu serializes the picks: the next domain's pick sees this one's released pods.
 	pickMu sync.Mutex
-	// picks holds, by domain UID, the clique picked for a domain until the pod cache shows its pods released
-	// (their annotation names it then), so that a reconcile on a stale cache does not pick again.
+	// picks holds, by domain UID, the cliques picked for a domain's slices (map[int]string) until the pod cache
+	// shows its pods released (their annotations name them then), so that a reconcile on a stale cache does not
+	// pick again.
 	picks sync.Map
 	// noCliqueBackoff spaces, per domain, the looks for a clique with room.
 	noCliqueBackoff workqueue.TypedRateLimiter[types.NamespacedName]
@@ -92,6 +102,7 @@ type Reconciler struct {
 func New(o Options) *Reconciler {
 	return &Reconciler{
 		client: o.Client, apiReader: o.APIReader, pods: o.Pods, gpuDriver: o.GPUDriver, verdicts: o.Verdicts,
+		maxPerClique: cmp.Or(o.MaxNodesPerClique, v1beta1.NVL72CliqueSize),
 		noCliqueBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](noCliqueRetry, maxNoCliqueRetry),
 	}
 }
@@ -128,9 +139,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, pods cache.Cache) error 
 		Complete(r)
 }
 
-// Reconcile finds the domain's held and released pods, picks the clique once all spec.numNodes pods exist (or
-// keeps the one its released pods name, after a restart or for a replacement pod), releases the held pods into
-// it, and records the verdict.
+// Reconcile finds the domain's held and released pods, picks the cliques of its slices once all their pods exist
+// (or keeps those its released pods name, after a restart or for a replacement pod), releases the held pods into
+// them, and records the verdict. A domain none of whose pods the webhook held has no verdict.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cd := &v1beta1.ComputeDomain{}
 	if err := r.client.Get(ctx, req.NamespacedName, cd); err != nil {
@@ -156,112 +167,171 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else {
 		r.noCliqueBackoff.Forget(req.NamespacedName)
 	}
+	if p.Reason == "" {
+		r.verdicts.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	r.verdicts.set(ctx, cd, p)
 	return ctrl.Result{RequeueAfter: retry}, nil
 }
 
-// place is one pass over the domain's pods: the placement it found, and how soon to look again without an event.
+// place is one pass over the domain's pods: the placement it found (none, an empty Reason, when no pod of the
+// domain is held or was released by the fallback), and how soon to look again without an event.
 func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (status.Placement, time.Duration, error) {
+	plan, err := sliceplan.ForDomain(cd, r.maxPerClique)
+	if err != nil {
+		// The ComputeDomain controller refuses the domain (ExceedsClique) and says why.
+		return status.Placement{}, 0, nil
+	}
 	var pods corev1.PodList
 	if err := r.pods.List(ctx, &pods, client.InNamespace(cd.Namespace), client.MatchingLabels{v1beta1.PlacementDomainLabelKey: v1beta1.PlacementDomainLabelValue(cd.Name)}); err != nil {
 		return status.Placement{}, 0, fmt.Errorf("list the pods held for the domain's clique: %w", err)
 	}
-	var waiting []*corev1.Pod
-	present, clique := 0, ""
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if finished(p) {
-			continue
-		}
-		present++
-		switch {
-		case held(p):
-			waiting = append(waiting, p)
-		case p.Annotations[v1beta1.PlacementCliqueAnnotationKey] != "":
-			clique = p.Annotations[v1beta1.PlacementCliqueAnnotationKey]
-		}
-	}
-	if clique != "" {
-		// The cache shows the release: the pods' annotation holds the clique from now on.
+	m := members(plan, pods.Items)
+	if len(m.waiting) == 0 && !m.released {
+		// No pod came through the webhook to be held (yet), or the scheduler places them (Workload API).
 		r.picks.Delete(cd.UID)
-	} else if picked, ok := r.picks.Load(cd.UID); ok && len(waiting) > 0 {
-		// Released a moment ago, and the cache does not show it yet: the same clique, not a second pick.
-		clique = picked.(string)
+		return status.Placement{}, 0, nil
+	}
+	cliques := m.cliques
+	if m.released {
+		// The cache shows a release: the pods' annotations hold the cliques from now on.
+		r.picks.Delete(cd.UID)
+	} else if picked, ok := r.picks.Load(cd.UID); ok {
+		// Released a moment ago, and the cache does not show it yet: the same cliques, not a second pick.
+		cliques = picked.(map[int]string)
 	}
 	need := int(cd.Spec.NumNodes)
-	switch {
-	case len(waiting) == 0 && clique != "":
-		return placed(need, clique), 0, nil
-	case len(waiting) == 0:
-		// No pod came through the webhook (yet).
-		return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, Message: fmt.Sprintf(
-			"the cluster does not serve the Workload API (%s PodGroups); no pod of the domain is held for clique placement yet (the chart's webhook.podGroups holds them; pods created without it are placed one by one wherever their own affinity allows)",
-			"scheduling.k8s.io/v1beta1")}, 0, nil
-	case clique == "" && present < need:
-		return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWaitingForPods, Message: fmt.Sprintf(
-			"%d of the domain's %d pods are held for clique placement; they are released together, into one NVLink clique, once all %d exist", present, need, need)}, 0, nil
+	var unplaced []sliceplan.Slice
+	for _, sl := range plan.Slices {
+		if cliques[sl.Index] == "" {
+			unplaced = append(unplaced, sl)
+		}
 	}
-	if clique == "" {
+	if len(unplaced) > 0 {
+		missing := 0
+		for _, sl := range unplaced {
+			missing += sl.Size - m.count[sl.Index]
+		}
+		if missing > 0 {
+			return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWaitingForPods, Message: fmt.Sprintf(
+				"%d of the domain's %d pods are held for clique placement; they are released together, %s, once all %d exist", m.present, need, intoWhat(plan), need)}, 0, nil
+		}
 		r.pickMu.Lock()
 		defer r.pickMu.Unlock()
-		var free capacity
-		var err error
-		if clique, free, err = r.pickClique(ctx, need); err != nil {
-			return status.Placement{}, 0, err
-		}
-		if clique == "" {
-			msg := fmt.Sprintf("no NVLink clique has %d free nodes for the domain's pods (%s); all %d stay held until one has", need, free, need)
+		picked, free, err := r.pickCliques(ctx, unplaced, cliques)
+		var short *sliceplan.Shortfall
+		if errors.As(err, &short) {
+			msg := fmt.Sprintf("no NVLink clique has %d free nodes for the domain's pods (%s); all %d stay held until one has", short.Size, free, need)
+			if len(plan.Slices) > 1 {
+				msg = fmt.Sprintf("the domain's %d slices (%s) need %d NVLink cliques with %d free nodes each, found %d (%s); all %d pods stay held until enough have room",
+					len(plan.Slices), summary(plan), short.Need, short.Size, short.Found, free, need)
+			}
 			// Reconcile spaces the next look (noCliqueBackoff).
 			return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonNoCliqueFree, Message: msg, Unschedulable: msg}, 0, nil
 		}
-		klog.FromContext(ctx).Info("Picked the domain's NVLink clique", "clique", clique, "pods", need, "free", free[clique])
-		r.picks.Store(cd.UID, clique)
+		if err != nil {
+			return status.Placement{}, 0, err
+		}
+		klog.FromContext(ctx).Info("Picked the domain's NVLink cliques", "slices", picked, "pods", need)
+		cliques = maps.Clone(cliques)
+		maps.Copy(cliques, picked)
+		r.picks.Store(cd.UID, cliques)
 	}
-	for _, p := range waiting {
-		err := r.client.Update(ctx, pinToClique(p, clique))
+	for _, w := range m.waiting {
+		err := r.client.Update(ctx, pinToClique(w.pod, cliques[w.slice]))
 		if apierrors.IsConflict(err) {
 			// The cache's copy is stale (the pod was released already, or changed): look again with the
 			// cache caught up. Pods released before stay so; their annotation keeps the clique.
-			return placed(need, clique), conflictRetry, nil
+			return placed(plan, cliques), conflictRetry, nil
 		}
 		if err != nil {
-			return status.Placement{}, 0, fmt.Errorf("release pod %s into clique %s: %w", klog.KObj(p), clique, err)
+			return status.Placement{}, 0, fmt.Errorf("release pod %s into clique %s: %w", klog.KObj(w.pod), cliques[w.slice], err)
 		}
 	}
-	return placed(need, clique), 0, nil
+	return placed(plan, cliques), 0, nil
 }
 
-// placed is the verdict on a domain whose pods were released into clique.
-func placed(need int, clique string) status.Placement {
-	return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonCliqueAffinity, Message: fmt.Sprintf(
-		"the cluster does not serve the Workload API; the controller pinned the domain's %d pods to NVLink clique %s with required node affinity on %s and released them together: not a scheduler gang (a node taken by another pod after the pick leaves a pod Pending until one frees), but never split across cliques",
-		need, clique, TopologyKey)}
+// intoWhat says where a plan's pods go, for messages.
+func intoWhat(plan sliceplan.Plan) string {
+	if len(plan.Slices) == 1 {
+		return "into one NVLink clique"
+	}
+	return fmt.Sprintf("as %d slices (%s) of consecutive ranks, each into its own NVLink clique", len(plan.Slices), summary(plan))
 }
 
-// pickClique picks a clique with need free nodes from live reads (the cluster's allocated claims and the pods
-// released before, which the cache may not show yet; the domains they belong to from the cache) and returns it
-// with the capacity it saw; "" when none has.
+// placed is the verdict on a domain whose pods were released into the cliques of its slices.
+func placed(plan sliceplan.Plan, cliques map[int]string) status.Placement {
+	if len(plan.Slices) == 1 {
+		return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonCliqueAffinity, Message: fmt.Sprintf(
+			"the controller pinned the domain's %d pods to NVLink clique %s with required node affinity on %s and released them together: not a scheduler gang (a node taken by another pod after the pick leaves a pod Pending until one frees), but never split across cliques",
+			plan.Nodes(), cliques[0], TopologyKey)}
+	}
+	parts := make([]string, len(plan.Slices))
+	for i, sl := range plan.Slices {
+		parts[i] = fmt.Sprintf("ranks %d-%d in %s", sl.First, sl.Last(), cliques[sl.Index])
+	}
+	return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonSliceAffinity, Message: fmt.Sprintf(
+		"the controller pinned the domain's %d slices to their own NVLink cliques with required node affinity on %s and released them together (%s): not a scheduler gang (a node taken by another pod after the pick leaves a pod Pending until one frees), but no slice is split across cliques and none starts while another cannot fit",
+		len(plan.Slices), TopologyKey, strings.Join(parts, "; "))}
+}
+
+// summary is a plan for messages: "4 × 16" or "14+13+13".
+func summary(p sliceplan.Plan) string {
+	sizes := make([]string, len(p.Slices))
+	equal := true
+	for i, s := range p.Slices {
+		sizes[i] = strconv.Itoa(s.Size)
+		equal = equal && s.Size == p.Slices[0].Size
+	}
+	if equal {
+		return fmt.Sprintf("%d × %d", len(p.Slices), p.Slices[0].Size)
+	}
+	return strings.Join(sizes, "+")
+}
+
+// pickCliques picks a clique for each of a domain's unplaced slices from live reads (the cluster's allocated
+// claims and the pods released before, which the cache may not show yet; the domains they belong to from the
+// cache), never one that another slice of the domain holds (cliques). It returns the picks and the capacity it
+// saw; a *sliceplan.Shortfall when they do not all fit.
 // The caller holds pickMu.
-func (r *Reconciler) pickClique(ctx context.Context, need int) (string, capacity, error) {
+func (r *Reconciler) pickCliques(ctx context.Context, unplaced []sliceplan.Slice, cliques map[int]string) (map[int]string, capacity, error) {
+	free, err := r.freeCapacity(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	open := capacity{}
+	for c, n := range free {
+		open[c] = n
+	}
+	for _, c := range cliques {
+		delete(open, c)
+	}
+	picked, err := sliceplan.Assign(sliceplan.Plan{Slices: unplaced}, open)
+	return picked, free, err
+}
+
+// freeCapacity reads the free nodes of every clique live: the cluster's nodes, allocated claims and the pods
+// released before (the cache may not show them yet), and the domains they belong to from the cache.
+func (r *Reconciler) freeCapacity(ctx context.Context) (capacity, error) {
 	nodes := &metav1.PartialObjectMetadataList{}
 	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
 	if err := r.client.List(ctx, nodes); err != nil {
-		return "", nil, fmt.Errorf("list nodes for their NVLink cliques: %w", err)
+		return nil, fmt.Errorf("list nodes for their NVLink cliques: %w", err)
 	}
 	var claims resourcev1.ResourceClaimList
 	if err := r.apiReader.List(ctx, &claims); err != nil {
-		return "", nil, fmt.Errorf("list ResourceClaims for the cliques' free nodes: %w", err)
+		return nil, fmt.Errorf("list ResourceClaims for the cliques' free nodes: %w", err)
 	}
 	var released corev1.PodList
 	if err := r.apiReader.List(ctx, &released, client.HasLabels{v1beta1.PlacementDomainLabelKey}); err != nil {
-		return "", nil, fmt.Errorf("list the pods released into cliques: %w", err)
+		return nil, fmt.Errorf("list the pods released into cliques: %w", err)
 	}
 	var domains v1beta1.ComputeDomainList
 	if err := r.client.List(ctx, &domains); err != nil {
-		return "", nil, fmt.Errorf("list the ComputeDomains whose pods are released into cliques: %w", err)
+		return nil, fmt.Errorf("list the ComputeDomains whose pods are released into cliques: %w", err)
 	}
-	free := freeCapacity(nodes.Items, claims.Items, r.gpuDriver, released.Items, managedDomains(domains.Items))
-	return free.pick(need), free, nil
+	return freeCapacity(nodes.Items, claims.Items, r.gpuDriver, released.Items, managedDomains(domains.Items)), nil
 }
 
 // domainOfPod maps a held or released pod to its domain: the label's value is the domain's name when the name

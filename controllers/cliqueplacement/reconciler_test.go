@@ -353,7 +353,7 @@ func TestCliquePlacementCountsOnlyPodsReleasedForDomainsItManages(t *testing.T) 
 	// A clique no node carries is not a clique.
 	lookReleased("nowhere", "tiny", "nowhere", "")
 
-	_, free, err := f.r.pickClique(ctx, 4)
+	free, err := f.r.freeCapacity(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

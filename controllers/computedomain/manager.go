@@ -82,7 +82,13 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 	if err != nil {
 		return nil, err
 	}
-	byObject, err := cacheByObject(cfg.OperatorNamespace, workloadAPI)
+	composite := false
+	if workloadAPI {
+		if composite, err = workloadapi.CompositeServed(disc); err != nil {
+			return nil, err
+		}
+	}
+	byObject, err := cacheByObject(cfg.OperatorNamespace, workloadAPI, composite)
 	if err != nil {
 		return nil, err
 	}
@@ -100,18 +106,22 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 	if err != nil {
 		return nil, err
 	}
-	cluster := Cluster{WorkloadAPI: workloadAPI}
-	fallback := cfg.CliquePlacement && !workloadAPI
-	o.Logger.Info("Workload API", "podGroups", workloadAPI, "groupVersion", workloadapi.GroupVersion.String(), "cliquePlacementFallback", fallback)
+	cluster := Cluster{WorkloadAPI: workloadAPI, CompositePodGroups: composite}
+	// The fallback places the pods the webhook holds: every domain's on a cluster without the Workload API, a
+	// sliced domain's without composite groups, and a sliced domain's pods that carry no rank.
+	fallback := cfg.CliquePlacement
+	o.Logger.Info("Workload API", "podGroups", workloadAPI, "groupVersion", workloadapi.GroupVersion.String(),
+		"compositePodGroups", composite, "compositeGroupVersion", workloadapi.CompositeGroupVersion.String(), "cliquePlacementFallback", fallback)
 	if fallback {
 		cluster.Placements = cliqueplacement.NewVerdicts()
 		pods, err := cliqueplacement.NewPodCache(restConfig, mgr)
 		if err != nil {
 			return nil, err
 		}
+		cluster.Pods = pods
 		placer := cliqueplacement.New(cliqueplacement.Options{
 			Client: metrics.instrument(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Pods: pods,
-			GPUDriver: cfg.GPUDriverName, Verdicts: cluster.Placements,
+			GPUDriver: cfg.GPUDriverName, Verdicts: cluster.Placements, MaxNodesPerClique: cfg.MaxNodesPerClique,
 		})
 		if err := placer.SetupWithManager(mgr, pods); err != nil {
 			return nil, err
@@ -135,7 +145,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, cfg Config, o Mana
 // (when the cluster serves them) only when this controller labeled them, ResourceClaims only when generated
 // from a domain's workload claim template, IMEXNodes, IMEXCliques and the long-lived IMEX daemon pods only in
 // the operator namespace. It keeps the controller's memory independent of the cluster's other workloads.
-func cacheByObject(operatorNamespace string, podGroups bool) (map[client.Object]cache.ByObject, error) {
+func cacheByObject(operatorNamespace string, podGroups, composite bool) (map[client.Object]cache.ByObject, error) {
 	managed := labels.SelectorFromSet(labels.Set{v1beta1.ManagedByLabelKey: v1beta1.ManagedByLabelValue})
 	workload, err := labels.NewRequirement(v1beta1.WorkloadClaimLabelKey, selection.Exists, nil)
 	if err != nil {
@@ -153,6 +163,10 @@ func cacheByObject(operatorNamespace string, podGroups bool) (map[client.Object]
 	}
 	if podGroups {
 		byObject[workloadapi.NewPodGroup()] = cache.ByObject{Label: managed}
+	}
+	if composite {
+		byObject[workloadapi.NewCompositePodGroup()] = cache.ByObject{Label: managed}
+		byObject[workloadapi.NewWorkload()] = cache.ByObject{Label: managed}
 	}
 	return byObject, nil
 }
@@ -193,6 +207,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	if r.cluster.WorkloadAPI {
 		// The domain's PodGroup: its gang size is restored, and the scheduler's verdict on it read.
 		b = b.Watches(workloadapi.NewPodGroup(), handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
+	}
+	if r.cluster.CompositePodGroups {
+		// A sliced domain's CompositePodGroup: the scheduler's verdict on all its slices.
+		b = b.Watches(workloadapi.NewCompositePodGroup(), handler.EnqueueRequestsFromMapFunc(domainFromAnnotations))
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers}).Complete(r)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/cliqueplacement"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
+	"github.com/computedomain-operator/computedomain-operator/internal/sliceplan"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
 
@@ -54,46 +55,95 @@ func DomainGang(cd *v1beta1.ComputeDomain) workloadapi.Gang {
 	}
 }
 
-// reconcilePlacement maintains the domain's PodGroup and finds its PlacementGuaranteed condition: a gang of
-// spec.numNodes pods inside one clique when the cluster serves the Workload API, numNodes is set and some
-// clique is large enough; otherwise no PodGroup is made and the condition says why. A PodGroup of the
-// domain's name that the domain does not control is left alone.
+// reconcilePlacement maintains what places the domain's workload and finds its PlacementGuaranteed condition.
+// A domain with spec.numNodes is planned as slices (sliceplan, from spec.sliceSize and the largest clique an
+// ensemble takes); a plan whose slices no clique can hold is refused at once (ExceedsClique). Then, in order:
+// the clique placement fallback's verdict when it holds or released the domain's pods; a PodGroup gang in one
+// clique for a one-slice domain on a cluster with the Workload API; a CompositePodGroup gang of slice PodGroups
+// for a larger one on a cluster that serves composite groups; otherwise a condition saying how the pods are
+// placed. Objects of the domain's names that the domain does not control are left alone.
 func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	cd := s.domain
 	notGuaranteed := func(reason, message string) {
 		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
 	}
-	if !r.cluster.WorkloadAPI && r.cluster.Placements != nil && cd.Spec.NumNodes > 0 {
-		if refused, err := r.refuseBeyondCliques(ctx, s); refused || err != nil {
-			return err
-		}
-		// The fallback's verdict; until it has looked at the domain, the condition stays as it was.
-		if p, ok := r.cluster.Placements.Placement(cd); ok {
-			s.placement = &p
-		}
-		return nil
-	}
-	if !r.cluster.WorkloadAPI {
-		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable,
-			"the cluster does not serve "+workloadapi.GroupVersion.String()+" PodGroups (kube-apiserver --runtime-config="+
-				workloadapi.GroupVersion.String()+"=true and the GenericWorkload gate, seen when the controller started): "+
-				"no gang is made, and the workload's pods are placed one by one wherever their own affinity allows")
-		return nil
-	}
 	if cd.Spec.NumNodes == 0 {
+		if !r.cluster.WorkloadAPI {
+			notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, workloadAPIUnavailable)
+			return nil
+		}
 		notGuaranteed(v1beta1.ComputeDomainReasonNumNodesUnset,
 			"spec.numNodes is 0, so the gang's size is unknown and no PodGroup is made; set spec.numNodes to the number of the workload's pods (one per node), or create a PodGroup yourself")
 		return nil
+	}
+	plan, err := r.slicePlan(cd)
+	if err != nil {
+		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonExceedsClique, Message: err.Error()}
+		return nil
+	}
+	s.plan = &plan
+	if err := r.observeSlices(ctx, s); err != nil {
+		return err
+	}
+	if refused, err := r.refuseBeyondCliques(ctx, s); refused || err != nil {
+		return err
+	}
+	if r.cluster.Placements != nil {
+		if p, ok := r.cluster.Placements.Placement(cd); ok {
+			s.placement = &p
+			return nil
+		}
+	}
+	sliced := len(plan.Slices) > 1
+	switch {
+	case !r.cluster.WorkloadAPI && r.cluster.Placements != nil:
+		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, fmt.Sprintf(
+			"the cluster does not serve the Workload API (%s PodGroups); no pod of the domain is held for clique placement yet (the chart's webhook.podGroups holds them, then releases them together %s; pods created without it are placed one by one wherever their own affinity allows)",
+			workloadapi.GroupVersion, intoWhat(plan)))
+		return nil
+	case !r.cluster.WorkloadAPI:
+		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, workloadAPIUnavailable)
+		return nil
+	case sliced && r.cluster.CompositePodGroups:
+		return r.reconcileSlicedGang(ctx, s)
+	case sliced && r.cluster.Placements != nil:
+		notGuaranteed(v1beta1.ComputeDomainReasonWaitingForPods, fmt.Sprintf(
+			"the cluster serves no %s CompositePodGroups (the CompositePodGroup gate); no pod of the domain is held yet: the webhook holds them, and the controller releases them together %s once all %d exist",
+			workloadapi.CompositeGroupVersion, intoWhat(plan), cd.Spec.NumNodes))
+		return nil
+	case sliced:
+		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, fmt.Sprintf(
+			"spec.numNodes %d is placed as %d slices (%s), but the cluster serves no %s CompositePodGroups (the CompositePodGroup gate) and the clique placement fallback is off: no gang is made",
+			cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), workloadapi.CompositeGroupVersion))
+		return nil
+	}
+	return r.reconcileCliqueGang(ctx, s)
+}
+
+// intoWhat says where the clique placement fallback puts a plan's pods, for messages.
+func intoWhat(plan sliceplan.Plan) string {
+	if len(plan.Slices) == 1 {
+		return "into one NVLink clique"
+	}
+	return fmt.Sprintf("as %d slices (%s) of consecutive ranks, each into its own NVLink clique", len(plan.Slices), planSummary(plan))
+}
+
+// workloadAPIUnavailable is the PlacementGuaranteed message of a cluster that serves no PodGroups.
+var workloadAPIUnavailable = "the cluster does not serve " + workloadapi.GroupVersion.String() + " PodGroups (kube-apiserver --runtime-config=" +
+	workloadapi.GroupVersion.String() + "=true and the GenericWorkload gate, seen when the controller started): " +
+	"no gang is made, and the workload's pods are placed one by one wherever their own affinity allows"
+
+// reconcileCliqueGang keeps a one-slice domain's PodGroup: a gang of spec.numNodes pods in one clique.
+func (r *Reconciler) reconcileCliqueGang(ctx context.Context, s *scope) error {
+	cd := s.domain
+	notGuaranteed := func(reason, message string) {
+		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
 	}
 	existing := workloadapi.NewPodGroup()
 	key := client.ObjectKey{Namespace: cd.Namespace, Name: v1beta1.ComputeDomainPodGroupName(cd)}
 	err := r.client.Get(ctx, key, existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		// Refused before anything is created: a gang that no clique can hold would wait forever.
-		if refused, err := r.refuseBeyondCliques(ctx, s); refused || err != nil {
-			return err
-		}
 		// The cache holds only the controller's PodGroups: a foreign one of that name shows only live.
 		if existing, err = r.createUnlessLive(ctx, DomainGang(cd).PodGroup(), workloadapi.NewPodGroup()); err != nil {
 			return fmt.Errorf("PodGroup %s: %w", key, err)
@@ -101,36 +151,15 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	case err != nil:
 		return fmt.Errorf("get PodGroup %s: %w", key, err)
 	}
-	if !metav1.IsControlledBy(existing, cd) {
-		notGuaranteed(v1beta1.ComputeDomainReasonPodGroupConflict, fmt.Sprintf(
-			"PodGroup %s exists and is not controlled by this ComputeDomain; the controller leaves it alone, and pods that name it get its placement, not the domain's; delete it to have the domain's made", key))
-		s.requeueAfter(blockedRetry)
-		return nil
-	}
-	observed, err := workloadapi.Observe(existing)
-	if err != nil {
+	observed, problem, err := r.checkGang(ctx, s, existing, cd.Spec.NumNodes)
+	if err != nil || problem != nil {
+		s.placement = problem
 		return err
 	}
-	if !observed.Gang {
-		notGuaranteed(v1beta1.ComputeDomainReasonPodGroupChanged, fmt.Sprintf(
-			"PodGroup %s is not a gang (its policy cannot change); delete it to have it made again as a gang of %d pods", key, cd.Spec.NumNodes))
-		return nil
-	}
-	if observed.MinCount != cd.Spec.NumNodes {
-		if err := r.restoreMinCount(ctx, existing, cd.Spec.NumNodes); err != nil {
-			return fmt.Errorf("PodGroup %s: %w", key, err)
-		}
-	}
-	switch observed.TopologyKey {
-	case PlacementTopologyKey:
-	case "":
+	if observed.TopologyKey == "" {
 		notGuaranteed(v1beta1.ComputeDomainReasonTopologyUnsupported, fmt.Sprintf(
 			"the API server dropped PodGroup %s's topology constraint on %s (the TopologyAwareWorkloadScheduling gate is off): the gang of %d pods is all-or-nothing but may span NVLink cliques",
 			key, PlacementTopologyKey, cd.Spec.NumNodes))
-		return nil
-	default:
-		notGuaranteed(v1beta1.ComputeDomainReasonPodGroupChanged, fmt.Sprintf(
-			"PodGroup %s's topology constraint is on %s, not %s (it cannot change); delete the PodGroup to have it made again", key, observed.TopologyKey, PlacementTopologyKey))
 		return nil
 	}
 	s.placement = &status.Placement{
@@ -146,10 +175,44 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	return nil
 }
 
+// checkGang checks one of the domain's PodGroups (existing, a gang of n pods in one clique by the controller's
+// making): controlled by the domain, still a gang, its size restored when changed, its topology constraint the
+// clique's or dropped by the API server (an empty TopologyKey, for the caller to judge). A problem it finds is
+// the condition to show.
+func (r *Reconciler) checkGang(ctx context.Context, s *scope, existing client.Object, n int32) (workloadapi.Observed, *status.Placement, error) {
+	key := client.ObjectKeyFromObject(existing)
+	problem := func(reason, message string) *status.Placement {
+		return &status.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
+	}
+	if !metav1.IsControlledBy(existing, s.domain) {
+		s.requeueAfter(blockedRetry)
+		return workloadapi.Observed{}, problem(v1beta1.ComputeDomainReasonPodGroupConflict, fmt.Sprintf(
+			"PodGroup %s exists and is not controlled by this ComputeDomain; the controller leaves it alone, and pods that name it get its placement, not the domain's; delete it to have the domain's made", key)), nil
+	}
+	observed, err := workloadapi.Observe(existing)
+	if err != nil {
+		return observed, nil, err
+	}
+	if !observed.Gang {
+		return observed, problem(v1beta1.ComputeDomainReasonPodGroupChanged, fmt.Sprintf(
+			"PodGroup %s is not a gang (its policy cannot change); delete it to have it made again as a gang of %d pods", key, n)), nil
+	}
+	if observed.MinCount != n {
+		if err := r.restoreMinCount(ctx, existing, n); err != nil {
+			return observed, nil, fmt.Errorf("PodGroup %s: %w", key, err)
+		}
+	}
+	if observed.TopologyKey != "" && observed.TopologyKey != PlacementTopologyKey {
+		return observed, problem(v1beta1.ComputeDomainReasonPodGroupChanged, fmt.Sprintf(
+			"PodGroup %s's topology constraint is on %s, not %s (it cannot change); delete the PodGroup to have it made again", key, observed.TopologyKey, PlacementTopologyKey)), nil
+	}
+	return observed, nil, nil
+}
+
 // refuseBeyondCliques says ExceedsClique, and looks again later, when the domain's spec.numNodes does not fit
 // in any clique; it tells whether it did.
 func (r *Reconciler) refuseBeyondCliques(ctx context.Context, s *scope) (bool, error) {
-	refusal, err := r.cliqueRefusal(ctx, s.domain)
+	refusal, err := r.cliqueRefusal(ctx, s.domain, *s.plan)
 	if err != nil || refusal == "" {
 		return false, err
 	}
@@ -172,10 +235,10 @@ func (r *Reconciler) restoreMinCount(ctx context.Context, existing client.Object
 	return nil
 }
 
-// cliqueRefusal says why no clique can hold the domain's gang, or "" when one can: the largest clique
-// (nodes labeled with the same clique, from the cache of Node metadata), and at most MaxNodesPerClique
-// nodes, the most one IMEX ensemble takes.
-func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomain) (string, error) {
+// cliqueRefusal says why no clique can hold the largest slice of the domain's plan, or "" when one can: the
+// largest clique (nodes labeled with the same clique, from the cache of Node metadata), and at most
+// MaxNodesPerClique nodes, the most one IMEX ensemble takes.
+func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomain, plan sliceplan.Plan) (string, error) {
 	nodes := &metav1.PartialObjectMetadataList{}
 	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
 	if err := r.client.List(ctx, nodes); err != nil {
@@ -189,7 +252,8 @@ func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomai
 	}
 	largest, name := LargestClique(sizes)
 	capacity := min(largest, r.cfg.MaxNodesPerClique)
-	if int(cd.Spec.NumNodes) <= capacity {
+	slice := plan.Slices[0].Size
+	if slice <= capacity {
 		return "", nil
 	}
 	var where string
@@ -201,8 +265,12 @@ func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomai
 	default:
 		where = fmt.Sprintf("the largest NVLink clique, %s, has %d nodes", name, largest)
 	}
-	return fmt.Sprintf("spec.numNodes %d does not fit in one NVLink clique: %s; no PodGroup is made, so pods that name PodGroup %s stay unscheduled (a domain that spans cliques on purpose leaves spec.numNodes 0, or brings its own PodGroup)",
-		cd.Spec.NumNodes, where, v1beta1.ComputeDomainPodGroupName(cd)), nil
+	what := fmt.Sprintf("spec.numNodes %d does not fit in one NVLink clique", cd.Spec.NumNodes)
+	if len(plan.Slices) > 1 {
+		what = fmt.Sprintf("spec.numNodes %d is placed as %d slices (%s), and a slice of %d does not fit in one NVLink clique", cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), slice)
+	}
+	return fmt.Sprintf("%s: %s; nothing is placed, so the domain's pods stay unscheduled (set spec.sliceSize to a divisor of %d of at most %d, or leave spec.numNodes 0 for a domain placed by its pods' own affinity)",
+		what, where, cd.Spec.NumNodes, max(capacity, 1)), nil
 }
 
 // LargestClique returns the size and name of the largest clique in sizes (the first name in order among

@@ -36,6 +36,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/controllers/cliqueplacement"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
+	"github.com/computedomain-operator/computedomain-operator/internal/sliceplan"
 )
 
 // ControllerName names the controller, its event source and its field manager.
@@ -71,6 +72,12 @@ type Cluster struct {
 	// Placements holds the clique placement fallback's verdicts (package cliqueplacement), when it runs: on a
 	// cluster without the Workload API, with Config.CliquePlacement.
 	Placements *cliqueplacement.Verdicts
+	// CompositePodGroups says the cluster served CompositePodGroups (workloadapi.CompositeServed): a domain of
+	// more than one slice is then a composite gang of slice PodGroups.
+	CompositePodGroups bool
+	// Pods reads the pods the webhook labeled with their domain (cliqueplacement.NewPodCache), for the domains'
+	// slices; nil without the webhook's pod groups.
+	Pods client.Reader
 }
 
 // NewReconciler returns a reconciler for cluster that writes through c (wrapped to count its writes in m),
@@ -112,6 +119,9 @@ type scope struct {
 	channelErrors map[string]error
 	// placement is the PlacementGuaranteed condition the placement phase found (nil: it did not get that far).
 	placement *status.Placement
+	// plan is the domain's slice plan and slices what the placement phase found of each slice (nil: none).
+	plan   *sliceplan.Plan
+	slices []v1beta1.ComputeDomainSlice
 	// retry, when not 0, is how soon a phase wants the domain looked at again without an event.
 	retry time.Duration
 }
@@ -224,6 +234,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 		ChannelErrors:     s.channelErrors,
 		Blocker:           s.blocker,
 		Placement:         s.placement,
+		Slices:            s.slices,
 		Now:               metav1.NewTime(r.clock.Now()),
 		MaxNodesPerClique: r.cfg.MaxNodesPerClique,
 	})

@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
 // Slice is one slice of a plan: the ranks [First, First+Size).
@@ -89,11 +91,11 @@ func New(nodes, perClique, sliceSize int) (Plan, error) {
 	case perClique <= 0:
 		return Plan{}, fmt.Errorf("clique size %d: want at least 1", perClique)
 	case sliceSize < 0:
-		return Plan{}, fmt.Errorf("slice size %d: want 0 (the default plan) or a positive size", sliceSize)
+		return Plan{}, fmt.Errorf("spec.sliceSize %d: want 0 (the default plan) or a positive size", sliceSize)
 	case sliceSize > perClique:
-		return Plan{}, fmt.Errorf("slice size %d: larger than a clique (%d nodes): no clique could ever hold a slice", sliceSize, perClique)
+		return Plan{}, fmt.Errorf("spec.sliceSize %d: larger than a clique's IMEX ensemble (%d nodes), so no clique could ever hold a slice; allowed: a divisor of spec.numNodes %d of at most %d, or 0 for the default plan", sliceSize, perClique, nodes, perClique)
 	case sliceSize > 0 && nodes%sliceSize != 0:
-		return Plan{}, fmt.Errorf("slice size %d: does not divide spec.numNodes %d; allowed: a divisor of %d of at most %d, or 0 for the default plan", sliceSize, nodes, nodes, perClique)
+		return Plan{}, fmt.Errorf("spec.sliceSize %d: does not divide spec.numNodes %d; allowed: a divisor of %d of at most %d, or 0 for the default plan", sliceSize, nodes, nodes, perClique)
 	}
 	k := (nodes + perClique - 1) / perClique
 	if sliceSize > 0 {
@@ -111,6 +113,12 @@ func New(nodes, perClique, sliceSize int) (Plan, error) {
 		first += size
 	}
 	return p, nil
+}
+
+// ForDomain is the plan of a ComputeDomain: spec.numNodes over cliques of at most perClique nodes (the most one
+// IMEX ensemble takes), in slices of spec.sliceSize or, when 0, the default plan.
+func ForDomain(cd *v1beta1.ComputeDomain, perClique int) (Plan, error) {
+	return New(int(cd.Spec.NumNodes), perClique, int(cd.Spec.SliceSize))
 }
 
 // Shortfall is a plan that does not fit the free capacity: Need cliques with at least Size free nodes each

@@ -65,9 +65,9 @@ func TestNewRefusesWhatCanNeverBePlacedNamingTheField(t *testing.T) {
 		want                        string
 	}{
 		"no nodes":                     {nodes: 0, perClique: 18, want: "spec.numNodes 0"},
-		"a slice larger than a rack":   {nodes: 40, perClique: 18, sliceSize: 20, want: "slice size 20: larger than a clique (18 nodes)"},
-		"a slice that does not divide": {nodes: 64, perClique: 18, sliceSize: 12, want: "slice size 12: does not divide spec.numNodes 64"},
-		"a negative slice size":        {nodes: 64, perClique: 18, sliceSize: -1, want: "slice size -1"},
+		"a slice larger than a rack":   {nodes: 40, perClique: 18, sliceSize: 20, want: "spec.sliceSize 20: larger than a clique's IMEX ensemble (18 nodes)"},
+		"a slice that does not divide": {nodes: 64, perClique: 18, sliceSize: 12, want: "spec.sliceSize 12: does not divide spec.numNodes 64"},
+		"a negative slice size":        {nodes: 64, perClique: 18, sliceSize: -1, want: "spec.sliceSize -1"},
 		"cliques of no nodes":          {nodes: 4, perClique: 0, want: "clique size 0"},
 	}
 	for name, tc := range cases {

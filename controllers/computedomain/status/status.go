@@ -77,6 +77,9 @@ type Input struct {
 	Blocker *Blocker
 	// Placement, when set, gives the PlacementGuaranteed condition; unset, the previous one stays.
 	Placement *Placement
+	// Slices are the domain's slices as the placement phase found them (their channels are filled in from
+	// Channels); nil keeps the previous ones (the phase did not get that far).
+	Slices []v1beta1.ComputeDomainSlice
 	// Now is the time of this computation.
 	Now metav1.Time
 	// MaxNodesPerClique caps each clique's ensemble; 0 means v1beta1.NVL72CliqueSize.
@@ -130,10 +133,28 @@ func Compute(in Input) v1beta1.ComputeDomainStatus {
 		Conditions:         append([]metav1.Condition(nil), cd.Status.Conditions...),
 		ObservedGeneration: cd.Generation,
 	}
+	status.Slices = computeSlices(cd.Status.Slices, in.Slices, in.Channels)
 	setConditions(&status, conditionsInput{
 		cd: cd, now: now, blocker: in.Blocker, placement: in.Placement, limit: limit, total: total, nodes: nodes, cliques: cliques,
 	})
 	return status
+}
+
+// computeSlices is the slices of the status: found, each with the domain's channel in its clique, or the
+// previous ones when the placement phase found none.
+func computeSlices(previous, found []v1beta1.ComputeDomainSlice, channels map[string]int32) []v1beta1.ComputeDomainSlice {
+	if found == nil {
+		return previous
+	}
+	out := make([]v1beta1.ComputeDomainSlice, len(found))
+	for i, s := range found {
+		s.Channel = nil
+		if ch, ok := channels[s.CliqueID]; ok && s.CliqueID != "" {
+			s.Channel = ptr.To(ch)
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // nodesResult is what the nodes pass found.
