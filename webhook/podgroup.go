@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/sliceplan"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
 
@@ -47,29 +48,45 @@ func ClaimTemplateOf(o client.Object) []string {
 }
 
 // PodGroupHandler is the mutating handler for pod creation: a pod that uses a ComputeDomain's workload claim
-// template and names no scheduling group of its own joins the domain's PodGroup when the cluster serves the
-// Workload API (workloadAPI), and otherwise is held for the controller's clique placement (HoldForClique).
-// domains reads ComputeDomains (a cache indexed by ClaimTemplateField).
-func PodGroupHandler(scheme *runtime.Scheme, domains client.Reader, workloadAPI bool) http.Handler {
-	return admission.WithDefaulter[*corev1.Pod](scheme, podGroupJoiner{domains: domains, workloadAPI: workloadAPI})
+// template and names no scheduling group of its own is labeled with its domain and placed with it (Default).
+// p says what the cluster serves and the slice plan's clique size. domains reads ComputeDomains (a cache
+// indexed by ClaimTemplateField).
+func PodGroupHandler(scheme *runtime.Scheme, domains client.Reader, p Placement) http.Handler {
+	return admission.WithDefaulter[*corev1.Pod](scheme, podGroupJoiner{domains: domains, placement: p})
+}
+
+// Placement is what the pod webhook knows of the cluster, looked up once at start as the controller does.
+type Placement struct {
+	// WorkloadAPI: the cluster serves PodGroups (workloadapi.Served).
+	WorkloadAPI bool
+	// CompositePodGroups: it serves CompositePodGroups too (workloadapi.CompositeServed).
+	CompositePodGroups bool
+	// MaxNodesPerClique is the slice plan's clique size, the controller's --max-nodes-per-clique.
+	MaxNodesPerClique int
 }
 
 // podGroupJoiner sets spec.schedulingGroup.podGroupName, or holds the pod for its clique.
 type podGroupJoiner struct {
-	domains     client.Reader
-	workloadAPI bool
+	domains   client.Reader
+	placement Placement
 }
 
-// HoldForClique holds a pod of the domain named domain behind v1beta1.CliquePlacementGate, labeled with
-// v1beta1.PlacementDomainLabelValue of that name (a label value that fits whatever the name's length), for the
-// controller to pin it to one NVLink clique: the fallback when the cluster lacks the Workload API.
+// HoldForClique holds a pod of the domain named domain behind v1beta1.CliquePlacementGate, for the controller
+// to pin it to the NVLink clique of its slice: the fallback when the cluster lacks the Workload API (or the
+// composite groups a domain larger than one clique needs, or the pod carries no rank).
 func HoldForClique(pod *corev1.Pod, domain string) {
+	labelWithDomain(pod, domain)
 	for _, g := range pod.Spec.SchedulingGates {
 		if g.Name == v1beta1.CliquePlacementGate {
 			return
 		}
 	}
 	pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1beta1.CliquePlacementGate})
+}
+
+// labelWithDomain labels the pod with v1beta1.PlacementDomainLabelValue of its domain's name (a label value
+// that fits whatever the name's length), so the controller finds the domain's pods for its slices.
+func labelWithDomain(pod *corev1.Pod, domain string) {
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
@@ -78,8 +95,12 @@ func HoldForClique(pod *corev1.Pod, domain string) {
 
 // Default places the pod with the first domain whose workload claim template it uses, when that domain has
 // spec.numNodes: the controller makes no PodGroup without it, and a pod that names a PodGroup that never
-// comes is never scheduled. With the Workload API the pod joins the domain's PodGroup; without it the pod is
-// held for the controller's clique placement. A pod that names a scheduling group keeps it.
+// comes is never scheduled. A pod that names a scheduling group keeps it. The domain's slice plan decides:
+//   - one slice: with the Workload API the pod joins the domain's PodGroup; without it the pod is held for the
+//     controller's clique placement;
+//   - more: with composite groups a pod with a rank (sliceplan.RankOf) within the plan joins its slice's
+//     PodGroup; otherwise (no composite groups, no rank, or a plan the controller refuses) it is held for the
+//     controller, which places held pods slice by slice.
 func (j podGroupJoiner) Default(ctx context.Context, pod *corev1.Pod) error {
 	if pod.Spec.SchedulingGroup != nil {
 		return nil
@@ -101,16 +122,45 @@ func (j podGroupJoiner) Default(ctx context.Context, pod *corev1.Pod) error {
 			continue
 		}
 		cd := &domains.Items[0]
-		if !j.workloadAPI {
+		group, why := j.groupOf(cd, pod)
+		logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "generateName", pod.GenerateName, "computeDomain", klog.KObj(cd))
+		if group == "" {
 			HoldForClique(pod, cd.Name)
-			klog.FromContext(ctx).V(2).Info("Pod held for its ComputeDomain's clique placement", "pod", klog.KObj(pod), "generateName", pod.GenerateName,
-				"computeDomain", klog.KObj(cd))
+			logger.V(2).Info("Pod held for its ComputeDomain's clique placement", "why", why)
 			return nil
 		}
-		workloadapi.JoinPodGroup(&pod.Spec, v1beta1.ComputeDomainPodGroupName(cd))
-		klog.FromContext(ctx).V(2).Info("Pod joins its ComputeDomain's PodGroup", "pod", klog.KObj(pod), "generateName", pod.GenerateName,
-			"computeDomain", klog.KObj(cd), "podGroup", v1beta1.ComputeDomainPodGroupName(cd))
+		labelWithDomain(pod, cd.Name)
+		workloadapi.JoinPodGroup(&pod.Spec, group)
+		logger.V(2).Info("Pod joins its ComputeDomain's PodGroup", "podGroup", group)
 		return nil
 	}
 	return nil
+}
+
+// groupOf is the PodGroup the domain's pod joins, or "" and why when it is held for the controller instead.
+func (j podGroupJoiner) groupOf(cd *v1beta1.ComputeDomain, pod *corev1.Pod) (string, string) {
+	if !j.placement.WorkloadAPI {
+		return "", "the cluster serves no PodGroups"
+	}
+	plan, err := sliceplan.ForDomain(cd, j.placement.MaxNodesPerClique)
+	switch {
+	case err != nil:
+		return "", err.Error()
+	case len(plan.Slices) == 1:
+		return v1beta1.ComputeDomainPodGroupName(cd), ""
+	case !j.placement.CompositePodGroups:
+		return "", "the domain is placed in slices and the cluster serves no CompositePodGroups"
+	}
+	rank, ok, err := sliceplan.RankOf(pod.Labels, pod.Annotations)
+	switch {
+	case err != nil:
+		return "", err.Error()
+	case !ok:
+		return "", "the pod carries no rank, so its slice is the controller's to choose"
+	}
+	slice, in := plan.SliceOf(rank)
+	if !in {
+		return "", fmt.Sprintf("rank %d is outside the domain's %d ranks", rank, plan.Nodes())
+	}
+	return v1beta1.ComputeDomainSlicePodGroupName(cd, slice.Index), ""
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
+	"github.com/computedomain-operator/computedomain-operator/internal/sliceplan"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
 
@@ -77,7 +78,7 @@ func TestPodGroupJoiner(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := tc.pod.DeepCopy()
-			if err := (podGroupJoiner{domains: reader, workloadAPI: true}).Default(context.Background(), p); err != nil {
+			if err := (podGroupJoiner{domains: reader, placement: Placement{WorkloadAPI: true, CompositePodGroups: true, MaxNodesPerClique: 18}}).Default(context.Background(), p); err != nil {
 				t.Fatal(err)
 			}
 			if got := workloadapi.PodGroupName(&p.Spec); got != tc.wantGroup {
@@ -97,7 +98,7 @@ func TestPodGroupJoinerWithoutWorkloadAPIHoldsPodsForTheirClique(t *testing.T) {
 		utiltesting.MakeComputeDomain("elastic", "team-a").Channel("elastic-channel").Obj(),
 	}
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(domains...).WithIndex(domains[0], ClaimTemplateField, ClaimTemplateOf).Build()
-	joiner := podGroupJoiner{domains: reader}
+	joiner := podGroupJoiner{domains: reader, placement: Placement{MaxNodesPerClique: 18}}
 	held := func(p *corev1.Pod) bool {
 		for _, g := range p.Spec.SchedulingGates {
 			if g.Name == v1beta1.CliquePlacementGate {
@@ -162,7 +163,7 @@ func TestPodGroupJoinerHoldsPodsOfALongNamedDomainWithALabelValueThatFits(t *tes
 		p := &corev1.Pod{}
 		p.Namespace = "team-a"
 		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "channel", ResourceClaimTemplateName: ptr.To(tmpl)}}
-		if err := (podGroupJoiner{domains: reader}).Default(context.Background(), p); err != nil {
+		if err := (podGroupJoiner{domains: reader, placement: Placement{MaxNodesPerClique: 18}}).Default(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 		return p.Labels[v1beta1.PlacementDomainLabelKey]
@@ -179,5 +180,64 @@ func TestPodGroupJoinerHoldsPodsOfALongNamedDomainWithALabelValueThatFits(t *tes
 	}
 	if short := v1beta1.PlacementDomainLabelValue("gang"); short != "gang" {
 		t.Errorf("a name that fits is the label value itself, got %q", short)
+	}
+}
+
+// A domain larger than one clique: each pod with a rank joins its slice's PodGroup where the cluster serves
+// composite groups; every other pod of it is held for the controller, which places held pods slice by slice.
+func TestPodGroupJoinerGivesEachRankItsSlicePodGroup(t *testing.T) {
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := utiltesting.MakeComputeDomain("big", "team-a").Channel("big-channel").NumNodes(64).Obj()
+	odd := utiltesting.MakeComputeDomain("odd", "team-a").Channel("odd-channel").NumNodes(40).Obj()
+	odd.Spec.SliceSize = 20
+	domains := []client.Object{big, odd}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(domains...).WithIndex(domains[0], ClaimTemplateField, ClaimTemplateOf).Build()
+	composite := Placement{WorkloadAPI: true, CompositePodGroups: true, MaxNodesPerClique: 18}
+	noComposite := Placement{WorkloadAPI: true, MaxNodesPerClique: 18}
+	ranked := func(tmpl string, labels map[string]string) *corev1.Pod {
+		p := &corev1.Pod{}
+		p.Namespace = "team-a"
+		p.Labels = labels
+		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "channel", ResourceClaimTemplateName: ptr.To(tmpl)}}
+		return p
+	}
+	index := func(i string) map[string]string { return map[string]string{sliceplan.JobCompletionIndex: i} }
+	cases := map[string]struct {
+		placement Placement
+		pod       *corev1.Pod
+		wantGroup string
+		wantHeld  bool
+	}{
+		"rank 0 joins the first slice":                     {placement: composite, pod: ranked("big-channel", index("0")), wantGroup: "big-slice-0"},
+		"rank 15 is the first slice's last":                {placement: composite, pod: ranked("big-channel", index("15")), wantGroup: "big-slice-0"},
+		"rank 16 opens the second slice":                   {placement: composite, pod: ranked("big-channel", index("16")), wantGroup: "big-slice-1"},
+		"rank 63 is the last slice's":                      {placement: composite, pod: ranked("big-channel", index("63")), wantGroup: "big-slice-3"},
+		"a LeaderWorkerSet worker index is a rank":         {placement: composite, pod: ranked("big-channel", map[string]string{sliceplan.LWSWorkerIndex: "40"}), wantGroup: "big-slice-2"},
+		"a pod without a rank is held for the controller":  {placement: composite, pod: ranked("big-channel", nil), wantHeld: true},
+		"a rank past spec.numNodes is held":                {placement: composite, pod: ranked("big-channel", index("64")), wantHeld: true},
+		"a rank that is no number is held":                 {placement: composite, pod: ranked("big-channel", index("x")), wantHeld: true},
+		"without composite groups every pod is held":       {placement: noComposite, pod: ranked("big-channel", index("3")), wantHeld: true},
+		"a plan the controller refuses holds its pods too": {placement: composite, pod: ranked("odd-channel", index("3")), wantHeld: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := tc.pod.DeepCopy()
+			if err := (podGroupJoiner{domains: reader, placement: tc.placement}).Default(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			if got := workloadapi.PodGroupName(&p.Spec); got != tc.wantGroup {
+				t.Errorf("podGroupName %q, want %q", got, tc.wantGroup)
+			}
+			held := len(p.Spec.SchedulingGates) == 1 && p.Spec.SchedulingGates[0].Name == v1beta1.CliquePlacementGate
+			if held != tc.wantHeld {
+				t.Errorf("held %v, want %v (gates %v)", held, tc.wantHeld, p.Spec.SchedulingGates)
+			}
+			if p.Labels[v1beta1.PlacementDomainLabelKey] == "" {
+				t.Error("a placed pod carries its domain's label, for the domain's slices")
+			}
+		})
 	}
 }

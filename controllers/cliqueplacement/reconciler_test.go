@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
 	"github.com/computedomain-operator/computedomain-operator/internal/allocation"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
+	"github.com/computedomain-operator/computedomain-operator/internal/sliceplan"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
@@ -147,13 +149,20 @@ type placementFixture struct {
 
 func newPlacementFixture(t *testing.T, busy map[string]int) *placementFixture {
 	t.Helper()
+	return newFixture(t, []string{"a", "b", "c"}, 6, busy, 4)
+}
+
+// newFixture is a cluster of the named cliques of perClique nodes each, busy[clique] of them with a GPU
+// allocated, and a domain of numNodes nodes whose pods the test creates.
+func newFixture(t *testing.T, cliques []string, perClique int, busy map[string]int, numNodes int32) *placementFixture {
+	t.Helper()
 	scheme, err := kubescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var objs []client.Object
-	for _, clique := range []string{"a", "b", "c"} {
-		for i := range 6 {
+	for _, clique := range cliques {
+		for i := range perClique {
 			name := fmt.Sprintf("%s%d", clique, i)
 			objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{TopologyKey: clique}}})
 			if i < busy[clique] {
@@ -167,19 +176,28 @@ func newPlacementFixture(t *testing.T, busy map[string]int) *placementFixture {
 			}
 		}
 	}
-	cd := utiltesting.MakeComputeDomain("gang", "team-a").Channel("gang-channel").NumNodes(4).Obj()
+	cd := utiltesting.MakeComputeDomain("gang", "team-a").Channel("gang-channel").NumNodes(numNodes).Obj()
 	cd.UID = "uid-gang"
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&resourcev1.ResourceClaim{}).Build()
-	r := New(Options{Client: c, APIReader: c, Pods: c, GPUDriver: v1beta1.GPUDriverName, Verdicts: NewVerdicts()})
+	r := New(Options{Client: c, APIReader: c, Pods: c, GPUDriver: v1beta1.GPUDriverName, Verdicts: NewVerdicts(), MaxNodesPerClique: perClique})
 	return &placementFixture{t: t, r: r, c: c, domain: cd}
 }
 
 // pod creates a pod of the domain as the webhook leaves it: held, or released into clique.
 func (f *placementFixture) pod(name, releasedTo string) {
 	f.t.Helper()
+	f.rankedPod(name, -1, releasedTo)
+}
+
+// rankedPod is pod with an Indexed Job's completion index rank (none when negative).
+func (f *placementFixture) rankedPod(name string, rank int, releasedTo string) {
+	f.t.Helper()
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.domain.Namespace, Labels: map[string]string{
 		v1beta1.PlacementDomainLabelKey: v1beta1.PlacementDomainLabelValue(f.domain.Name),
 	}}}
+	if rank >= 0 {
+		p.Labels[sliceplan.JobCompletionIndex] = strconv.Itoa(rank)
+	}
 	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
 	p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.CliquePlacementGate}}
 	if releasedTo != "" {

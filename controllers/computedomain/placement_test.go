@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
@@ -124,17 +125,61 @@ var _ = Describe("Placement of a domain's workload through the Workload API", fu
 		Expect(obs).To(Equal(workloadapi.Observed{Gang: true, MinCount: 2}), "the user's PodGroup is unchanged")
 	})
 
-	It("refuses a gang larger than one IMEX ensemble and makes no PodGroup, so no pod of it can bind", func() {
+	It("places a domain larger than one IMEX ensemble as a composite gang of slices, one PodGroup per slice, and shows the slices", func() {
 		cd := utiltesting.MakeComputeDomain("huge", ns).Channel("huge-channel").NumNodes(19).Obj()
+		Expect(k8s.Create(ctx, cd)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getDomain(g, ctx, cd)
+			placement := condition(got, v1beta1.ComputeDomainConditionPlacementGuaranteed)
+			g.Expect(placement.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(placement.Reason).To(Equal(v1beta1.ComputeDomainReasonSliceGang))
+			g.Expect(placement.Message).To(ContainSubstring("spec.numNodes 19 is placed as 2 slices (10+9)"))
+			g.Expect(got.Status.Slices).To(Equal([]v1beta1.ComputeDomainSlice{
+				{Index: 0, FirstRank: 0, Size: 10, PodGroup: "huge-slice-0"},
+				{Index: 1, FirstRank: 10, Size: 9, PodGroup: "huge-slice-1"},
+			}))
+		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
+		cpg := workloadapi.NewCompositePodGroup()
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "huge"}, cpg)).To(Succeed())
+		Expect(metav1.IsControlledBy(cpg, getDomain(Default, ctx, cd))).To(BeTrue())
+		composite, err := workloadapi.ObserveComposite(cpg)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(composite.Gang).To(BeTrue())
+		Expect(composite.MinGroupCount).To(BeEquivalentTo(2))
+		for i, size := range []int32{10, 9} {
+			pg := workloadapi.NewPodGroup()
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("huge-slice-%d", i)}, pg)).To(Succeed())
+			obs, err := workloadapi.Observe(pg)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(obs.MinCount).To(Equal(size))
+			Expect(obs.TopologyKey).To(Equal(computedomain.PlacementTopologyKey))
+			Expect(workloadapi.ParentOf(pg)).To(Equal("huge"))
+		}
+		err = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "huge"}, workloadapi.NewPodGroup())
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no one-clique PodGroup for a sliced domain: %v", err)
+	})
+
+	It("refuses a slice larger than one IMEX ensemble and makes no PodGroup, so no pod of it can bind", func() {
+		cd := utiltesting.MakeComputeDomain("wide", ns).Channel("wide-channel").NumNodes(40).Obj()
+		cd.Spec.SliceSize = 20
 		Expect(k8s.Create(ctx, cd)).To(Succeed())
 		Eventually(func(g Gomega) {
 			placement := condition(getDomain(g, ctx, cd), v1beta1.ComputeDomainConditionPlacementGuaranteed)
 			g.Expect(placement.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(placement.Reason).To(Equal(v1beta1.ComputeDomainReasonExceedsClique))
-			g.Expect(placement.Message).To(ContainSubstring("spec.numNodes 19 does not fit in one NVLink clique"))
+			g.Expect(placement.Message).To(ContainSubstring("spec.sliceSize 20: larger than a clique's IMEX ensemble (18 nodes)"))
 		}).WithTimeout(reconciled).WithPolling(poll).Should(Succeed())
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "huge"}, workloadapi.NewPodGroup())
-		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no PodGroup for a refused domain: %v", err)
+		for _, o := range []client.Object{workloadapi.NewPodGroup(), workloadapi.NewCompositePodGroup()} {
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "wide"}, o)
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "nothing placed for a refused domain: %v", err)
+		}
+	})
+
+	It("refuses at the API a slice size that does not divide spec.numNodes, naming the fields", func() {
+		cd := utiltesting.MakeComputeDomain("odd", ns).Channel("odd-channel").NumNodes(64).Obj()
+		cd.Spec.SliceSize = 12
+		err := k8s.Create(ctx, cd)
+		Expect(err).To(MatchError(ContainSubstring("spec.sliceSize must divide spec.numNodes")))
 	})
 
 	It("makes no PodGroup for a domain without numNodes", func() {

@@ -236,8 +236,8 @@ func (r *Reconciler) restoreMinCount(ctx context.Context, existing client.Object
 }
 
 // cliqueRefusal says why no clique can hold the largest slice of the domain's plan, or "" when one can: the
-// largest clique (nodes labeled with the same clique, from the cache of Node metadata), and at most
-// MaxNodesPerClique nodes, the most one IMEX ensemble takes.
+// largest clique (nodes labeled with the same clique, from the cache of Node metadata). (The plan's slices never
+// exceed MaxNodesPerClique, the most one IMEX ensemble takes.)
 func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomain, plan sliceplan.Plan) (string, error) {
 	nodes := &metav1.PartialObjectMetadataList{}
 	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
@@ -260,8 +260,6 @@ func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomai
 	switch {
 	case largest == 0:
 		where = "no node carries the NVLink clique label " + PlacementTopologyKey
-	case largest > r.cfg.MaxNodesPerClique:
-		where = fmt.Sprintf("one IMEX ensemble holds at most %d nodes (largest clique %s: %d nodes)", r.cfg.MaxNodesPerClique, name, largest)
 	default:
 		where = fmt.Sprintf("the largest NVLink clique, %s, has %d nodes", name, largest)
 	}

@@ -89,17 +89,27 @@ func TestReconcilePlacement(t *testing.T) {
 			wantContains: []string{"PodGroup team-a/job", "podGroupName: job", "gang of 16"},
 			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 16, TopologyKey: v1beta1.CliqueNodeLabelKey},
 		},
-		"a 20-node domain is refused when the largest rack has 18 nodes, and looked at again later": {
+		"a 20-node domain is placed as 2 slices of 10; without composite groups or the fallback no gang is made": {
 			numNodes: 20, objects: racks(),
+			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonWorkloadAPIUnavailable},
+			wantContains: []string{"spec.numNodes 20 is placed as 2 slices (2 × 10)", "no gang is made"},
+		},
+		"a 20-node domain is refused when its slices of 10 exceed the largest rack, 8 nodes, and looked at again later": {
+			numNodes: 20, objects: cliqueNodes("c.0", 8),
 			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonExceedsClique},
-			wantContains: []string{"spec.numNodes 20", "c.0, has 18 nodes"},
+			wantContains: []string{"spec.numNodes 20 is placed as 2 slices (2 × 10), and a slice of 10 does not fit", "c.0, has 8 nodes", "spec.sliceSize to a divisor of 20 of at most 8"},
 			wantRetry:    true,
 		},
-		"a clique larger than one IMEX ensemble counts as the ensemble's size": {
-			numNodes: 6, objects: racks(), maxPerClique: 4,
+		"a 16-node domain is refused when the largest rack has 12 nodes": {
+			numNodes: 16, objects: cliqueNodes("c.1", 12),
 			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonExceedsClique},
-			wantContains: []string{"at most 4 nodes"},
+			wantContains: []string{"spec.numNodes 16 does not fit in one NVLink clique", "c.1, has 12 nodes"},
 			wantRetry:    true,
+		},
+		"the slice plan takes one IMEX ensemble's size as a clique's": {
+			numNodes: 6, objects: racks(), maxPerClique: 4,
+			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonWorkloadAPIUnavailable},
+			wantContains: []string{"2 slices (2 × 3)"},
 		},
 		"a cluster without NVLink cliques refuses every gang": {
 			numNodes: 2, objects: []client.Object{hgx()},
@@ -257,8 +267,8 @@ func TestReconcilePlacementReportsTheCliquePlacementVerdict(t *testing.T) {
 	if err := r.reconcilePlacement(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	if s.placement != nil {
-		t.Errorf("before the fallback looked: placement %+v, want none (the condition stays as it was)", s.placement)
+	if s.placement == nil || s.placement.Reason != v1beta1.ComputeDomainReasonWorkloadAPIUnavailable || !strings.Contains(s.placement.Message, "no pod of the domain is held for clique placement yet") {
+		t.Errorf("before the fallback looked: placement %+v, want WorkloadAPIUnavailable saying no pod is held yet", s.placement)
 	}
 	placer := cliqueplacement.New(cliqueplacement.Options{Client: server, APIReader: server, Pods: server, GPUDriver: v1beta1.GPUDriverName, Verdicts: verdicts})
 	if _, err := placer.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cd)}); err != nil {

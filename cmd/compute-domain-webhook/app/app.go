@@ -52,6 +52,8 @@ type options struct {
 	// podGroups serves PodGroupPath, which reads ComputeDomains through kubeconfig (empty: in-cluster).
 	podGroups  bool
 	kubeconfig string
+	// maxNodesPerClique is the slice plan's clique size: the controller's --max-nodes-per-clique.
+	maxNodesPerClique int
 	logConfig  *textlogger.Config
 }
 
@@ -65,6 +67,7 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.drivers.ComputeDomain, "compute-domain-driver-name", apiv1beta1.ComputeDomainDriverName, "Driver whose opaque configs are ComputeDomainChannelConfig and ComputeDomainDaemonConfig.")
 	fs.BoolVar(&o.podGroups, "pod-groups", false, "Also serve "+webhook.PodGroupPath+": pods that use a ComputeDomain's workload claim template join the domain's PodGroup (reads ComputeDomains from the API).")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig for --pod-groups; empty: the in-cluster configuration.")
+	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", apiv1beta1.NVL72CliqueSize, "Most nodes of one IMEX ensemble (one per clique), as the controller's flag of that name: the clique size of a domain's slice plan.")
 	goflags := flag.NewFlagSet("compute-domain-webhook", flag.ContinueOnError)
 	o.logConfig.AddFlags(goflags)
 	fs.AddGoFlagSet(goflags)
@@ -76,6 +79,9 @@ func parse(args []string) (*options, error) {
 	}
 	if o.port < 1 || o.port > 65535 {
 		return nil, fmt.Errorf("--port %d: must be 1..65535", o.port)
+	}
+	if o.maxNodesPerClique < 1 {
+		return nil, fmt.Errorf("--max-nodes-per-clique: %d, must be at least 1", o.maxNodesPerClique)
 	}
 	if !filepath.IsAbs(o.certDir) {
 		return nil, fmt.Errorf("--cert-dir %q: must be an absolute path", o.certDir)
@@ -127,7 +133,7 @@ func run(ctx context.Context, o *options, restConfig *rest.Config) error {
 	for path, h := range webhook.Handlers(scheme, o.drivers) {
 		srv.Register(path, h)
 	}
-	workloadAPI := false
+	placement := webhook.Placement{MaxNodesPerClique: o.maxNodesPerClique}
 	if o.podGroups {
 		domains, err := domainCache(ctx, restConfig, scheme)
 		if err != nil {
@@ -139,13 +145,19 @@ func run(ctx context.Context, o *options, restConfig *rest.Config) error {
 		if err != nil {
 			return fmt.Errorf("--pod-groups: discovery client: %w", err)
 		}
-		if workloadAPI, err = workloadapi.Served(dc); err != nil {
+		if placement.WorkloadAPI, err = workloadapi.Served(dc); err != nil {
 			return fmt.Errorf("--pod-groups: %w", err)
 		}
-		srv.Register(webhook.PodGroupPath, webhook.PodGroupHandler(scheme, domains, workloadAPI))
+		if placement.WorkloadAPI {
+			if placement.CompositePodGroups, err = workloadapi.CompositeServed(dc); err != nil {
+				return fmt.Errorf("--pod-groups: %w", err)
+			}
+		}
+		srv.Register(webhook.PodGroupPath, webhook.PodGroupHandler(scheme, domains, placement))
 	}
 	srv.WebhookMux().HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain, "podGroups", o.podGroups, "workloadAPI", workloadAPI)
+	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain, "podGroups", o.podGroups,
+		"workloadAPI", placement.WorkloadAPI, "compositePodGroups", placement.CompositePodGroups, "maxNodesPerClique", placement.MaxNodesPerClique)
 	if err := srv.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("webhook server: %w", err)
 	}
