@@ -20,6 +20,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,17 +48,7 @@ import (
 // --pod-groups, and creates pods as a Job controller would: an unmodified NVIDIA-style pod that uses a domain's
 // channel template joins the domain's PodGroup.
 func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
-	var hooks []*admissionv1.MutatingWebhookConfiguration
-	for _, o := range byKind(renderChart(t, "computedomain-operator", "--set", "webhook.enabled=true", "--set", "webhook.podGroups=true"), "MutatingWebhookConfiguration") {
-		var mwc admissionv1.MutatingWebhookConfiguration
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &mwc); err != nil {
-			t.Fatal(err)
-		}
-		hooks = append(hooks, &mwc)
-	}
-	if len(hooks) != 1 || len(hooks[0].Webhooks) != 1 {
-		t.Fatalf("want one MutatingWebhookConfiguration with the pod webhook, got %d", len(hooks))
-	}
+	hooks := defaultPodWebhook(t)
 	root, err := envtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +181,90 @@ func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
 			}
 			if got := workloadapi.PodGroupName(&p.Spec); got != tc.want {
 				t.Errorf("podGroupName %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// defaultPodWebhook is the pod webhook of a default install: on, while the opaque-config webhook stays off.
+func defaultPodWebhook(t *testing.T) []*admissionv1.MutatingWebhookConfiguration {
+	t.Helper()
+	objs := renderChart(t, "computedomain-operator")
+	var hooks []*admissionv1.MutatingWebhookConfiguration
+	for _, o := range byKind(objs, "MutatingWebhookConfiguration") {
+		var mwc admissionv1.MutatingWebhookConfiguration
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &mwc); err != nil {
+			t.Fatal(err)
+		}
+		hooks = append(hooks, &mwc)
+	}
+	if len(hooks) != 1 || len(hooks[0].Webhooks) != 1 {
+		t.Fatalf("a default install: want one MutatingWebhookConfiguration with the pod webhook, got %d", len(hooks))
+	}
+	if got := byKind(objs, "ValidatingWebhookConfiguration"); len(got) != 0 {
+		t.Errorf("a default install has the opaque-config webhook (%d), which stays off by default", len(got))
+	}
+	return hooks
+}
+
+// TestThePodWebhookIsNeverCalledForPodsWithoutAClaimTemplate installs a default install's pod webhook with
+// failurePolicy Fail and no webhook serving: a pod the API server would send is refused, so every pod admitted
+// here was never sent. Pods without a claim template, with their own scheduling group, or of no workload at all
+// never wait for the webhook, nor fail with it.
+func TestThePodWebhookIsNeverCalledForPodsWithoutAClaimTemplate(t *testing.T) {
+	hooks := defaultPodWebhook(t)
+	hooks[0].Webhooks[0].FailurePolicy = ptr.To(admissionv1.Fail)
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := envtest.BinaryAssetsDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &ctrlenvtest.Environment{BinaryAssetsDirectory: assets, WebhookInstallOptions: ctrlenvtest.WebhookInstallOptions{MutatingWebhooks: hooks}}
+	envtest.WithWorkloadAPI()(env)
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pod := func(name string, mutate func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ctr", Image: "ubuntu:24.04"}}}}
+		mutate(p)
+		return p
+	}
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		sent bool
+	}{
+		"a pod without claims": {pod: pod("plain", func(*corev1.Pod) {})},
+		"a pod with a claim of its own name, no template": {pod: pod("named-claim", func(p *corev1.Pod) {
+			p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("shared-gpu")}}
+		})},
+		"a pod that names its own scheduling group": {pod: pod("own-group", func(p *corev1.Pod) {
+			p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "ch", ResourceClaimTemplateName: ptr.To("gang-channel")}}
+			workloadapi.JoinPodGroup(&p.Spec, "mine")
+		})},
+		"a pod with a claim template is sent (and refused here, since nothing serves the webhook)": {pod: pod("templated", func(p *corev1.Pod) {
+			p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "ch", ResourceClaimTemplateName: ptr.To("gang-channel")}}
+		}), sent: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := kube.CoreV1().Pods("default").Create(ctx, tc.pod, metav1.CreateOptions{})
+			switch {
+			case tc.sent && err == nil:
+				t.Fatal("admitted; want it sent to the (absent) webhook and refused")
+			case tc.sent && !strings.Contains(err.Error(), "pods.pod-groups.resource.nvidia.com"):
+				t.Fatalf("refused for another reason: %v", err)
+			case !tc.sent && err != nil:
+				t.Fatalf("sent to the webhook: %v", err)
 			}
 		})
 	}
