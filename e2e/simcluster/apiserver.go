@@ -60,6 +60,9 @@ func apiServerFlags(gates map[string]bool, resourceBetas bool) []string {
 	if gates["GenericWorkload"] {
 		runtimeConfig = append(runtimeConfig, "scheduling.k8s.io/v1beta1=true")
 	}
+	if gates["CompositePodGroup"] {
+		runtimeConfig = append(runtimeConfig, "scheduling.k8s.io/v1alpha3=true")
+	}
 	if resourceBetas {
 		for _, v := range ResourceBetaVersions {
 			runtimeConfig = append(runtimeConfig, v+"=true")

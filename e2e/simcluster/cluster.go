@@ -39,12 +39,13 @@ import (
 
 // WorkloadGates are the Kubernetes 1.37 gates of the Workload API that the
 // simulated cluster turns on unless Config.DisableWorkloadAPI is set.
-var WorkloadGates = []string{"GenericWorkload", "DRAWorkloadResourceClaims", "TopologyAwareWorkloadScheduling"}
+var WorkloadGates = []string{"GenericWorkload", "DRAWorkloadResourceClaims", "TopologyAwareWorkloadScheduling", "CompositePodGroup"}
 
 // Config of a simulated cluster.
 type Config struct {
 	Topology topology.Topology
-	// DisableWorkloadAPI turns the WorkloadGates off (and scheduling.k8s.io/v1beta1).
+	// DisableWorkloadAPI turns the WorkloadGates off (and scheduling.k8s.io/v1beta1 and v1alpha3). FeatureGates
+	// CompositePodGroup: false keeps PodGroups and serves no composite groups.
 	DisableWorkloadAPI bool
 	// DisableResourceBetaAPIs stops serving resource.k8s.io/v1beta1 and v1beta2, which a 1.37 apiserver still
 	// has but serves only when a cluster enables them; the simulated cluster enables them, so that older

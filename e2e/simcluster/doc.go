@@ -16,7 +16,7 @@
 // inside one process, with simulated GPU nodes:
 //
 //   - control plane: embedded etcd, kube-apiserver (resource.k8s.io/v1,
-//     scheduling.k8s.io/v1beta1 and the gates in WorkloadGates unless
+//     scheduling.k8s.io/v1beta1, v1alpha3 and the gates in WorkloadGates unless
 //     Config.DisableWorkloadAPI), kube-scheduler, and the
 //     kube-controller-manager controllers in Controllers (resourceclaim,
 //     daemonset, deployment, replicaset, job, garbage collector, node

@@ -56,7 +56,7 @@ func (f *Flags) Register(fs *flag.FlagSet, racks, nodesPerRack int, extra string
 	fs.IntVar(&f.NodesPerRack, "nodes-per-rack", nodesPerRack, "nodes per rack (at most 18 for NVL72)")
 	fs.StringVar(&f.Extra, "extra", extra, "extra nodes outside the racks, <profile>:<count>[,...]")
 	fs.BoolVar(&f.resourceBetas, "resource-beta-apis", true, "also serve "+strings.Join(simcluster.ResourceBetaVersions, " and ")+", as clusters that enable them do, so older manifests apply")
-	fs.BoolVar(&f.WorkloadAPI, "workload-api", true, "turn on the gates "+strings.Join(simcluster.WorkloadGates, ", ")+" and scheduling.k8s.io/v1beta1")
+	fs.BoolVar(&f.WorkloadAPI, "workload-api", true, "turn on the gates "+strings.Join(simcluster.WorkloadGates, ", ")+" and scheduling.k8s.io/v1beta1 and v1alpha3")
 	fs.StringVar(&f.dir, "dir", "", "directory for etcd data and node host roots (default: a temporary directory, removed on exit)")
 	fs.DurationVar(&f.gracePeriod, "node-monitor-grace-period", 20*time.Second, "node lifecycle controller grace period before a silent node becomes NotReady")
 	fs.DurationVar(&f.runDuration, "job-run-duration", 5*time.Second, "how long containers of pods that do not restart (Job pods) run before exiting 0")
