@@ -253,22 +253,34 @@ func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomai
 	largest, name := LargestClique(sizes)
 	capacity := min(largest, r.cfg.MaxNodesPerClique)
 	slice := plan.Slices[0].Size
-	if slice <= capacity {
-		return "", nil
+	if slice > capacity {
+		var where string
+		switch {
+		case largest == 0:
+			where = "no node carries the NVLink clique label " + PlacementTopologyKey
+		default:
+			where = fmt.Sprintf("the largest NVLink clique, %s, has %d nodes", name, largest)
+		}
+		what := fmt.Sprintf("spec.numNodes %d does not fit in one NVLink clique", cd.Spec.NumNodes)
+		if len(plan.Slices) > 1 {
+			what = fmt.Sprintf("spec.numNodes %d is placed as %d slices (%s), and a slice of %d does not fit in one NVLink clique", cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), slice)
+		}
+		return fmt.Sprintf("%s: %s; nothing is placed, so the domain's pods stay unscheduled (set spec.sliceSize to a divisor of %d of at most %d, or leave spec.numNodes 0 for a domain placed by its pods' own affinity)",
+			what, where, cd.Spec.NumNodes, max(capacity, 1)), nil
 	}
-	var where string
-	switch {
-	case largest == 0:
-		where = "no node carries the NVLink clique label " + PlacementTopologyKey
-	default:
-		where = fmt.Sprintf("the largest NVLink clique, %s, has %d nodes", name, largest)
+	// Every slice needs a clique with room for it: a clique of n nodes holds n/slice slices at most.
+	holds, cliques := 0, 0
+	for _, n := range sizes {
+		if fit := min(n, r.cfg.MaxNodesPerClique) / slice; fit > 0 {
+			holds += fit
+			cliques++
+		}
 	}
-	what := fmt.Sprintf("spec.numNodes %d does not fit in one NVLink clique", cd.Spec.NumNodes)
-	if len(plan.Slices) > 1 {
-		what = fmt.Sprintf("spec.numNodes %d is placed as %d slices (%s), and a slice of %d does not fit in one NVLink clique", cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), slice)
+	if holds < len(plan.Slices) {
+		return fmt.Sprintf("spec.numNodes %d is placed as %d slices (%s), and the cluster's NVLink cliques have room for only %d of its slices of %d (cliques of at least %d nodes: %d): nothing is placed, so the domain's pods stay unscheduled until racks are added",
+			cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), holds, slice, slice, cliques), nil
 	}
-	return fmt.Sprintf("%s: %s; nothing is placed, so the domain's pods stay unscheduled (set spec.sliceSize to a divisor of %d of at most %d, or leave spec.numNodes 0 for a domain placed by its pods' own affinity)",
-		what, where, cd.Spec.NumNodes, max(capacity, 1)), nil
+	return "", nil
 }
 
 // LargestClique returns the size and name of the largest clique in sizes (the first name in order among

@@ -106,6 +106,12 @@ func TestReconcilePlacement(t *testing.T) {
 			wantContains: []string{"spec.numNodes 16 does not fit in one NVLink clique", "c.1, has 12 nodes"},
 			wantRetry:    true,
 		},
+		"a 40-node domain is refused when the racks have room for only 1 of its 3 slices, and looked at again later": {
+			numNodes: 40, objects: racks(),
+			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonExceedsClique},
+			wantContains: []string{"placed as 3 slices (14+13+13)", "room for only 1 of its slices of 14 (cliques of at least 14 nodes: 1)"},
+			wantRetry:    true,
+		},
 		"the slice plan takes one IMEX ensemble's size as a clique's": {
 			numNodes: 6, objects: racks(), maxPerClique: 4,
 			want:         cond{metav1.ConditionFalse, v1beta1.ComputeDomainReasonWorkloadAPIUnavailable},

@@ -141,3 +141,6 @@ var _ = Describe("The clique placement fallback against a long domain name and a
 		pc.WaitJobDone(ctx, ns)
 	})
 })
+
+// Jobs larger than one rack, placed slice by slice by the controller's fallback.
+var _ = stories.MultiRackStories(&pc, stories.CliqueFallback)

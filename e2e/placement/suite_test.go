@@ -40,3 +40,6 @@ var _ = stories.StartInBeforeSuite(&pc, "the Workload API on", simcluster.Config
 // The acceptance stories with an unmodified NVIDIA-style manifest, whose pods the webhook makes join their
 // domain's PodGroup; the first also with a manifest that names the PodGroup itself.
 var _ = stories.PlacementStories(&pc, stories.WorkloadAPI, stories.UnmodifiedJob, stories.GangJob)
+
+// Jobs larger than one rack: each pod joins its slice's PodGroup under the domain's CompositePodGroup.
+var _ = stories.MultiRackStories(&pc, stories.WorkloadAPI)

@@ -39,6 +39,7 @@ import (
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
@@ -79,18 +80,24 @@ type Mode struct {
 	PlacedReason string
 	// NoRackMessage is in the Ready condition's message (GangUnschedulable) while no rack can hold a 16-node gang.
 	NoRackMessage string
+	// SlicedReason is the PlacementGuaranteed reason of a domain placed in slices; NoRacksMessage is in the Ready
+	// message while only 3 racks have room for the 4 slices of 16 of a 64-node job.
+	SlicedReason   string
+	NoRacksMessage string
 }
 
 // WorkloadAPI is the Workload API's gang: a PodGroup per domain, with a topology constraint on the clique.
 var WorkloadAPI = Mode{
 	Name: "Workload API on", Placed: metav1.ConditionTrue, PlacedReason: cdv1beta1.ComputeDomainReasonCliqueGang,
 	NoRackMessage: "no NVLink clique for the gang of 16 pods",
+	SlicedReason:  cdv1beta1.ComputeDomainReasonSliceGang, NoRacksMessage: "no 4 NVLink cliques for the 4 slices (4 × 16)",
 }
 
 // CliqueFallback is the controller's clique placement without the Workload API.
 var CliqueFallback = Mode{
 	Name: "Workload API off: clique placement fallback", Placed: metav1.ConditionFalse, PlacedReason: cdv1beta1.ComputeDomainReasonCliqueAffinity,
 	NoRackMessage: "no NVLink clique has 16 free nodes",
+	SlicedReason:  cdv1beta1.ComputeDomainReasonSliceAffinity, NoRacksMessage: "need 4 NVLink cliques with 16 free nodes each, found 3",
 }
 
 // Cluster is a stories' simulated cluster and its clients.
@@ -181,6 +188,8 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 				}
 			}
 			c.WaitRunning(ctx, busy, 2+3*(Racks-1))
+			// The racks are free again for the suite's other stories, whichever runs next.
+			DeferCleanup(func(ctx SpecContext) { c.DeleteNamespace(ctx, busy) })
 		})
 
 		DescribeTable("lands a 16-node job entirely in the one rack with 16 free trays, where its domain forms", func(ctx SpecContext, fixture string) {
@@ -243,15 +252,15 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 			AddReportEntry("placement", fmt.Sprintf("the two jobs ran at once: %t, in racks %v and %v", holdings.RanAtOnce(), keys(inA), keys(inB)))
 		})
 
-		It("refuses a 20-node domain that no rack can hold: no pod binds, and the domain says why", func(ctx SpecContext) {
+		It("refuses an 80-node domain whose 5 slices of 16 the 4 racks cannot hold: no pod binds, and the domain says why", func(ctx SpecContext) {
 			ns := c.Namespace(ctx)
-			c.CreateGangJob(ctx, ns, fixture, 20)
+			c.CreateGangJob(ctx, ns, fixture, 80)
 			Eventually(ctx, func(g Gomega) {
 				cond := meta.FindStatusCondition(c.Domain(g, ctx, ns).Status.Conditions, cdv1beta1.ComputeDomainConditionPlacementGuaranteed)
 				g.Expect(cond).NotTo(BeNil())
 				g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 				g.Expect(cond.Reason).To(Equal(cdv1beta1.ComputeDomainReasonExceedsClique))
-				g.Expect(cond.Message).To(ContainSubstring("has 18 nodes"))
+				g.Expect(cond.Message).To(ContainSubstring("room for only 4 of its slices of 16"))
 			}).WithTimeout(gangBindTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 			Consistently(ctx, func(g Gomega) {
 				g.Expect(c.Bound(g, ctx, ns)).To(BeEmpty(), "no pod of the refused gang binds")
@@ -369,19 +378,43 @@ func (c *Cluster) WaitRunning(ctx context.Context, ns string, n int) {
 // first look at the gang by 10-25 s in this simulator (docs/design/computedomains.md).
 func (c *Cluster) CreateGangJob(ctx context.Context, ns, fixture string, nodes int64) {
 	GinkgoHelper()
+	c.CreateJob(ctx, ns, fixture, JobOptions{Nodes: nodes})
+}
+
+// JobOptions resize a fixture's job for CreateJob.
+type JobOptions struct {
+	// Nodes is spec.numNodes and the Job's parallelism and completions.
+	Nodes int64
+	// RunFor is how long each pod runs on its simulated node (default: the cluster's RunDuration).
+	RunFor time.Duration
+	// BackoffLimit is the Job's (default: the fixture's).
+	BackoffLimit int64
+}
+
+// CreateJob is CreateGangJob with more of the job chosen.
+func (c *Cluster) CreateJob(ctx context.Context, ns, fixture string, o JobOptions) {
+	GinkgoHelper()
+	nodes := o.Nodes
 	var job, rest []*unstructured.Unstructured
-	for _, o := range c.Fixture(fixture) {
-		switch o.GetKind() {
+	for _, obj := range c.Fixture(fixture) {
+		switch obj.GetKind() {
 		case "ComputeDomain":
-			Expect(unstructured.SetNestedField(o.Object, nodes, "spec", "numNodes")).To(Succeed())
+			Expect(unstructured.SetNestedField(obj.Object, nodes, "spec", "numNodes")).To(Succeed())
 		case "Job":
-			Expect(unstructured.SetNestedField(o.Object, nodes, "spec", "parallelism")).To(Succeed())
-			Expect(unstructured.SetNestedField(o.Object, nodes, "spec", "completions")).To(Succeed())
+			Expect(unstructured.SetNestedField(obj.Object, nodes, "spec", "parallelism")).To(Succeed())
+			Expect(unstructured.SetNestedField(obj.Object, nodes, "spec", "completions")).To(Succeed())
+			if o.BackoffLimit > 0 {
+				Expect(unstructured.SetNestedField(obj.Object, o.BackoffLimit, "spec", "backoffLimit")).To(Succeed())
+			}
+			if o.RunFor > 0 {
+				Expect(unstructured.SetNestedStringMap(obj.Object, map[string]string{nodeagent.RunDurationAnnotation: o.RunFor.String()},
+					"spec", "template", "metadata", "annotations")).To(Succeed())
+			}
 		}
-		if o.GetKind() == "Job" {
-			job = append(job, o)
+		if obj.GetKind() == "Job" {
+			job = append(job, obj)
 		} else {
-			rest = append(rest, o)
+			rest = append(rest, obj)
 		}
 	}
 	_, err := c.Applier.Create(ctx, ns, rest)

@@ -96,8 +96,8 @@ func (a *Agent) syncPod(ctx context.Context, key string) (time.Duration, error) 
 	switch {
 	case len(st.containers) > 0:
 		return a.superviseContainers(ctx, key, st)
-	case runsToCompletion(pod) && a.cfg.RunDuration > 0:
-		if left := time.Until(st.startedAt.Add(a.cfg.RunDuration)); left > 0 {
+	case runsToCompletion(pod) && a.runDuration(pod) > 0:
+		if left := time.Until(st.startedAt.Add(a.runDuration(pod))); left > 0 {
 			return left, nil
 		}
 		return 0, a.finish(ctx, st, 0)
@@ -157,10 +157,23 @@ func (a *Agent) start(ctx context.Context, key string, st *podState) (time.Durat
 		return 0, err
 	}
 	klog.FromContext(ctx).V(2).Info("Pod running", "containers", len(edits))
-	if len(st.containers) == 0 && runsToCompletion(pod) && a.cfg.RunDuration > 0 {
-		return a.cfg.RunDuration, nil
+	if len(st.containers) == 0 && runsToCompletion(pod) && a.runDuration(pod) > 0 {
+		return a.runDuration(pod), nil
 	}
 	return 0, nil
+}
+
+// RunDurationAnnotation sets how long a pod that does not restart "runs" on a simulated node (a Go duration),
+// in place of Config.RunDuration: the simulator's stand-in for a container's command taking that long.
+const RunDurationAnnotation = "simcluster.computedomain-operator.io/run-duration"
+
+// runDuration is how long the pod's containers "run": its RunDurationAnnotation when that is a positive
+// duration, else Config.RunDuration.
+func (a *Agent) runDuration(pod *corev1.Pod) time.Duration {
+	if d, err := time.ParseDuration(pod.Annotations[RunDurationAnnotation]); err == nil && d > 0 {
+		return d
+	}
+	return a.cfg.RunDuration
 }
 
 // finish ends a pod's containers with exitCode: as the kubelet, its claims
