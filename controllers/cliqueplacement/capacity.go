@@ -30,9 +30,9 @@ import (
 // TopologyKey is the node label all pods of a domain share one value of: the NVLink clique.
 const TopologyKey = v1beta1.CliqueNodeLabelKey
 
-// capacity is the free nodes of each NVLink clique: its labeled nodes less those with an allocated GPU and
+// Capacity is the free nodes of each NVLink clique: its labeled nodes less those with an allocated GPU and
 // those that released pods of other domains are heading for.
-type capacity map[string]int
+type Capacity map[string]int
 
 // domainKey names a managed domain as its pods do: their namespace and their PlacementDomainLabelKey value.
 type domainKey struct{ namespace, value string }
@@ -58,7 +58,7 @@ func managedDomains(domains []v1beta1.ComputeDomain) map[domainKey]int {
 // placement-mark policy). The label and the rest of the pod are the tenant's own to write, so a domain's
 // unbound pods take at most its spec.numNodes nodes less those of its pods already bound, and a clique no node
 // carries takes nothing: a tenant cannot make other tenants' domains wait by creating pods that look released.
-func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.ResourceClaim, gpuDriver string, released []corev1.Pod, managed map[domainKey]int) capacity {
+func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.ResourceClaim, gpuDriver string, released []corev1.Pod, managed map[domainKey]int) Capacity {
 	busy := map[string]bool{}
 	for i := range claims {
 		c := &claims[i]
@@ -73,7 +73,7 @@ func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.Reso
 			busy[node] = true
 		}
 	}
-	free := capacity{}
+	free := Capacity{}
 	for _, n := range nodes {
 		clique := n.Labels[TopologyKey]
 		if clique == "" {
@@ -117,7 +117,7 @@ func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.Reso
 
 // pick is the clique that fits need nodes most tightly (the fewest free nodes that still hold them, so large
 // free cliques stay whole for large domains); ties go to the first name. "" when none fits.
-func (c capacity) pick(need int) string {
+func (c Capacity) pick(need int) string {
 	best, bestFree := "", 0
 	for _, name := range c.names() {
 		if f := c[name]; f >= need && (best == "" || f < bestFree) {
@@ -127,7 +127,7 @@ func (c capacity) pick(need int) string {
 	return best
 }
 
-func (c capacity) names() []string {
+func (c Capacity) names() []string {
 	names := make([]string, 0, len(c))
 	for n := range c {
 		names = append(names, n)
@@ -137,7 +137,7 @@ func (c capacity) names() []string {
 }
 
 // String lists the free nodes of every clique, for messages.
-func (c capacity) String() string {
+func (c Capacity) String() string {
 	if len(c) == 0 {
 		return "no node carries the NVLink clique label " + TopologyKey
 	}

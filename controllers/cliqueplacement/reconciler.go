@@ -295,12 +295,12 @@ func summary(p sliceplan.Plan) string {
 // cache), never one that another slice of the domain holds (cliques). It returns the picks and the capacity it
 // saw; a *sliceplan.Shortfall when they do not all fit.
 // The caller holds pickMu.
-func (r *Reconciler) pickCliques(ctx context.Context, unplaced []sliceplan.Slice, cliques map[int]string) (map[int]string, capacity, error) {
+func (r *Reconciler) pickCliques(ctx context.Context, unplaced []sliceplan.Slice, cliques map[int]string) (map[int]string, Capacity, error) {
 	free, err := r.freeCapacity(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	open := capacity{}
+	open := Capacity{}
 	for c, n := range free {
 		open[c] = n
 	}
@@ -311,27 +311,34 @@ func (r *Reconciler) pickCliques(ctx context.Context, unplaced []sliceplan.Slice
 	return picked, free, err
 }
 
-// freeCapacity reads the free nodes of every clique live: the cluster's nodes, allocated claims and the pods
-// released before (the cache may not show them yet), and the domains they belong to from the cache.
-func (r *Reconciler) freeCapacity(ctx context.Context) (capacity, error) {
+// freeCapacity reads the free nodes of every clique live (FreeCapacity).
+func (r *Reconciler) freeCapacity(ctx context.Context) (Capacity, error) {
+	return FreeCapacity(ctx, r.client, r.apiReader, r.gpuDriver)
+}
+
+// FreeCapacity reads the free nodes of every NVLink clique: the cluster's nodes and domains from cached (Node
+// metadata and ComputeDomains), and live from apiReader the allocated claims (a node is busy when a claim holds
+// a device of gpuDriver there) and the pods the fallback released that are not bound yet (the cache may not show
+// them yet). The result prints as "free nodes per clique: a: 3, b: 16".
+func FreeCapacity(ctx context.Context, cached, apiReader client.Reader, gpuDriver string) (Capacity, error) {
 	nodes := &metav1.PartialObjectMetadataList{}
 	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := r.client.List(ctx, nodes); err != nil {
+	if err := cached.List(ctx, nodes); err != nil {
 		return nil, fmt.Errorf("list nodes for their NVLink cliques: %w", err)
 	}
 	var claims resourcev1.ResourceClaimList
-	if err := r.apiReader.List(ctx, &claims); err != nil {
+	if err := apiReader.List(ctx, &claims); err != nil {
 		return nil, fmt.Errorf("list ResourceClaims for the cliques' free nodes: %w", err)
 	}
 	var released corev1.PodList
-	if err := r.apiReader.List(ctx, &released, client.HasLabels{v1beta1.PlacementDomainLabelKey}); err != nil {
+	if err := apiReader.List(ctx, &released, client.HasLabels{v1beta1.PlacementDomainLabelKey}); err != nil {
 		return nil, fmt.Errorf("list the pods released into cliques: %w", err)
 	}
 	var domains v1beta1.ComputeDomainList
-	if err := r.client.List(ctx, &domains); err != nil {
+	if err := cached.List(ctx, &domains); err != nil {
 		return nil, fmt.Errorf("list the ComputeDomains whose pods are released into cliques: %w", err)
 	}
-	return freeCapacity(nodes.Items, claims.Items, r.gpuDriver, released.Items, managedDomains(domains.Items)), nil
+	return freeCapacity(nodes.Items, claims.Items, gpuDriver, released.Items, managedDomains(domains.Items)), nil
 }
 
 // domainOfPod maps a held or released pod to its domain: the label's value is the domain's name when the name

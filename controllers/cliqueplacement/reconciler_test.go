@@ -83,7 +83,7 @@ func TestFreeCapacityAndPick(t *testing.T) {
 	}
 	managed := managedDomains([]v1beta1.ComputeDomain{*utiltesting.MakeComputeDomain("gang", "team-a").NumNodes(4).Obj()})
 	free := freeCapacity(nodes, claims, v1beta1.GPUDriverName, released, managed)
-	want := capacity{"a": 2, "b": 4, "c": 3}
+	want := Capacity{"a": 2, "b": 4, "c": 3}
 	if len(free) != len(want) {
 		t.Fatalf("free %v, want %v", free, want)
 	}
@@ -375,7 +375,7 @@ func TestCliquePlacementCountsOnlyPodsReleasedForDomainsItManages(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (capacity{"a": 5, "b": 6, "c": 6}); !maps.Equal(free, want) {
+	if want := (Capacity{"a": 5, "b": 6, "c": 6}); !maps.Equal(free, want) {
 		t.Errorf("free capacity %v, want %v", free, want)
 	}
 	for i := range 4 {

@@ -16,6 +16,7 @@ package computedomain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -104,6 +105,7 @@ func (r *Reconciler) reconcileSlicedGang(ctx context.Context, s *scope) error {
 			"CompositePodGroup %s/%s is not a gang of %d slices (its policy cannot change); delete it to have it made again", cd.Namespace, g.Name, len(plan.Slices))}
 		return nil
 	}
+	var unschedulable *metav1.Condition
 	for i := range plan.Slices {
 		pg, err := owned(g.SlicePodGroup(i), workloadapi.NewPodGroup())
 		if pg == nil || err != nil {
@@ -120,6 +122,9 @@ func (r *Reconciler) reconcileSlicedGang(ctx context.Context, s *scope) error {
 				cd.Namespace, pg.GetName(), PlacementTopologyKey)}
 			return nil
 		}
+		if c := observed.Scheduled; c != nil && c.Status == metav1.ConditionFalse && unschedulable == nil {
+			unschedulable = c
+		}
 		if workloadapi.ParentOf(pg) != g.Name {
 			s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonPodGroupChanged, Message: fmt.Sprintf(
 				"slice PodGroup %s/%s is not a child of CompositePodGroup %s (the parent cannot change); delete it to have it made again", cd.Namespace, pg.GetName(), g.Name)}
@@ -133,10 +138,34 @@ func (r *Reconciler) reconcileSlicedGang(ctx context.Context, s *scope) error {
 			cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), g.Slices[0].Name, g.Slices[len(g.Slices)-1].Name, PlacementTopologyKey, g.Name),
 	}
 	if c := composite.Scheduled; c != nil && c.Status == metav1.ConditionFalse {
-		s.placement.Unschedulable = fmt.Sprintf("the scheduler finds no %d NVLink cliques for the %d slices (%s) of CompositePodGroup %s (%s: %s)",
-			len(plan.Slices), len(plan.Slices), planSummary(plan), g.Name, c.Reason, c.Message)
+		unschedulable = c
+	}
+	if unschedulable != nil {
+		// The scheduler reports on each slice PodGroup; its message names nodes, not cliques: the numbers a user
+		// acts on (how many cliques with room the slices need, how many have it) come from the cluster's capacity.
+		why, err := r.sliceShortfall(ctx, plan)
+		if err != nil {
+			return err
+		}
+		s.placement.Unschedulable = fmt.Sprintf("the scheduler places none of the %d slices (%s) of CompositePodGroup %s%s (%s: %s)",
+			len(plan.Slices), planSummary(plan), g.Name, why, unschedulable.Reason, unschedulable.Message)
 	}
 	return nil
+}
+
+// sliceShortfall says, for messages, how many NVLink cliques with room for the plan's slices the cluster has now
+// (": need 4 NVLink cliques with 16 free nodes each, found 3 (free nodes per clique: ...)"); "" when they fit.
+func (r *Reconciler) sliceShortfall(ctx context.Context, plan sliceplan.Plan) (string, error) {
+	free, err := cliqueplacement.FreeCapacity(ctx, r.client, r.apiReader, r.cfg.GPUDriverName)
+	if err != nil {
+		return "", err
+	}
+	_, err = sliceplan.Assign(plan, free)
+	var short *sliceplan.Shortfall
+	if !errors.As(err, &short) {
+		return "", nil
+	}
+	return fmt.Sprintf(": need %d NVLink cliques with %d free nodes each, found %d (%s)", short.Need, short.Size, short.Found, free), nil
 }
 
 // getOrCreate reads want's object from the cache into into, creating want when neither the cache nor the API

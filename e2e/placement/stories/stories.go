@@ -90,7 +90,7 @@ type Mode struct {
 var WorkloadAPI = Mode{
 	Name: "Workload API on", Placed: metav1.ConditionTrue, PlacedReason: cdv1beta1.ComputeDomainReasonCliqueGang,
 	NoRackMessage: "no NVLink clique for the gang of 16 pods",
-	SlicedReason:  cdv1beta1.ComputeDomainReasonSliceGang, NoRacksMessage: "no 4 NVLink cliques for the 4 slices (4 × 16)",
+	SlicedReason:  cdv1beta1.ComputeDomainReasonSliceGang, NoRacksMessage: "need 4 NVLink cliques with 16 free nodes each, found 3",
 }
 
 // CliqueFallback is the controller's clique placement without the Workload API.
