@@ -29,4 +29,5 @@ var _ = Describe("Kueue "+simcluster.KueueVersion+" on our DeviceClasses (2 GB20
 	Describe("MIG quota: per profile class, and by memory slices", Ordered, migStory)
 	Describe("Two teams, a borrowing job, a refused cross-team time-slicing claim and the bill", Ordered, tenantsStory)
 	Describe("Topology-aware scheduling of a ComputeDomain job on the NVLink clique", Ordered, topologyStory)
+	Describe("Kueue's slices of a ComputeDomain job larger than one NVLink clique", Ordered, multiRackStory)
 })

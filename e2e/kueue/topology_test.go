@@ -17,6 +17,8 @@ package kueue
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 )
 
 // domainReadyTimeout covers 16 pods binding after admission and the domain forming.
@@ -129,6 +132,80 @@ func topologyStory() {
 			}
 		}).WithTimeout(heldTime).WithPolling(200 * time.Millisecond).Should(Succeed())
 		deleteJobsAndWait(ctx, "team-a", "nvl-job-2")
+	})
+}
+
+// multiRackStory: a 32-tray ComputeDomain job queued in Kueue with Kueue's own slice annotations (a slice of 16
+// pods per NVLink clique, podset-slice-required-topology) over the two racks, with DRA quota off (see
+// topologyStory): Kueue's topology assignment and the domain's slices (2 × 16, each pod in its slice's PodGroup
+// by its completion index) agree, so the job runs with ranks 0-15 in one rack and 16-31 in the other.
+func multiRackStory() {
+	It("places a 32-tray job with Kueue's slice annotations in the two racks, 16 consecutive ranks in each, where the domain's 2 slices form", func(ctx SpecContext) {
+		By("freeing both racks of the busy pods of the stories before")
+		nss, err := kc.client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, ns := range nss.Items {
+			if strings.HasPrefix(ns.Name, "busy-") {
+				Expect(kc.client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})).To(Succeed())
+			}
+		}
+		Eventually(ctx, func(g Gomega) {
+			pods, err := kc.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, p := range pods.Items {
+				g.Expect(p.Namespace).NotTo(HavePrefix("busy-"))
+			}
+		}).WithTimeout(admitTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+		objs := decodeFixture("demo/kueue/computedomain-job.yaml")
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "ComputeDomain":
+				o.SetName("nvl-domain-32")
+				Expect(unstructured.SetNestedField(o.Object, int64(32), "spec", "numNodes")).To(Succeed())
+				Expect(unstructured.SetNestedField(o.Object, "nvl-channel-32", "spec", "channel", "resourceClaimTemplate", "name")).To(Succeed())
+			case "ResourceClaimTemplate":
+				o.SetName("tray-gpus-32")
+			case "Job":
+				o.SetName("nvl-job-32")
+				Expect(unstructured.SetNestedField(o.Object, int64(32), "spec", "parallelism")).To(Succeed())
+				Expect(unstructured.SetNestedField(o.Object, int64(32), "spec", "completions")).To(Succeed())
+				Expect(unstructured.SetNestedStringMap(o.Object, map[string]string{
+					"kueue.x-k8s.io/podset-slice-required-topology": "nvidia.com/gpu.clique",
+					"kueue.x-k8s.io/podset-slice-size":              "16",
+					nodeagent.RunDurationAnnotation:                 "2m",
+				}, "spec", "template", "metadata", "annotations")).To(Succeed())
+				Expect(unstructured.SetNestedSlice(o.Object, []any{
+					map[string]any{"name": "gpus", "resourceClaimTemplateName": "tray-gpus-32"},
+					map[string]any{"name": "imex-channel", "resourceClaimTemplateName": "nvl-channel-32"},
+				}, "spec", "template", "spec", "resourceClaims")).To(Succeed())
+			}
+		}
+		create(ctx, "team-a", objs)
+		expectAdmitted(ctx, "team-a", "nvl-job-32")
+		pods := expectRunning(ctx, "team-a", "nvl-job-32", 32)
+		byRank := map[int]string{}
+		for _, p := range pods {
+			rank, err := strconv.Atoi(p.Labels["batch.kubernetes.io/job-completion-index"])
+			Expect(err).NotTo(HaveOccurred())
+			byRank[rank] = cliqueOf(p.Spec.NodeName)
+		}
+		for r := range 32 {
+			Expect(byRank[r]).To(Equal(byRank[16*(r/16)]), "rank %d in the clique of its slice's first rank: %v", r, byRank)
+		}
+		Expect(byRank[0]).NotTo(Equal(byRank[16]), "the two slices in different racks: %v", byRank)
+
+		By("the domain is Ready with an ensemble per rack, and its slices name the racks Kueue chose")
+		Eventually(ctx, func(g Gomega) {
+			cd := &cdv1beta1.ComputeDomain{}
+			g.Expect(kc.crClient.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "nvl-domain-32"}, cd)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionReady)).To(BeTrue(), "Ready: %+v", cd.Status.Conditions)
+			g.Expect(cd.Status.Cliques).To(HaveLen(2))
+			g.Expect(cd.Status.Slices).To(HaveLen(2))
+			g.Expect(cd.Status.Slices[0].CliqueID).To(Equal(byRank[0]))
+			g.Expect(cd.Status.Slices[1].CliqueID).To(Equal(byRank[16]))
+		}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		deleteJobsAndWait(ctx, "team-a", "nvl-job-32")
 	})
 }
 
