@@ -48,32 +48,11 @@ import (
 // --pod-groups, and creates pods as a Job controller would: an unmodified NVIDIA-style pod that uses a domain's
 // channel template joins the domain's PodGroup.
 func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
-	hooks := defaultPodWebhook(t)
-	root, err := envtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets, err := envtest.BinaryAssetsDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	scheme, err := envtest.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &ctrlenvtest.Environment{
-		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{filepath.Join(root, envtest.CRDDir)},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
-		WebhookInstallOptions: ctrlenvtest.WebhookInstallOptions{MutatingWebhooks: hooks},
-	}
-	envtest.WithWorkloadAPI()(env)
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env, cfg := startWithPodWebhook(t, defaultPodWebhook(t), scheme)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -186,6 +165,34 @@ func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
 	}
 }
 
+// startWithPodWebhook starts kube-apiserver with the Workload API, our CRDs and hooks installed (pointed at the
+// environment's local serving address, where nothing serves until the test starts a webhook), stopped with t.
+func startWithPodWebhook(t *testing.T, hooks []*admissionv1.MutatingWebhookConfiguration, scheme *runtime.Scheme) (*ctrlenvtest.Environment, *rest.Config) {
+	t.Helper()
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := envtest.BinaryAssetsDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &ctrlenvtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     []string{filepath.Join(root, envtest.CRDDir)},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+		WebhookInstallOptions: ctrlenvtest.WebhookInstallOptions{MutatingWebhooks: hooks},
+	}
+	envtest.WithWorkloadAPI()(env)
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return env, cfg
+}
+
 // defaultPodWebhook is the pod webhook of a default install: on, while the opaque-config webhook stays off.
 func defaultPodWebhook(t *testing.T) []*admissionv1.MutatingWebhookConfiguration {
 	t.Helper()
@@ -214,21 +221,11 @@ func defaultPodWebhook(t *testing.T) []*admissionv1.MutatingWebhookConfiguration
 func TestThePodWebhookIsNeverCalledForPodsWithoutAClaimTemplate(t *testing.T) {
 	hooks := defaultPodWebhook(t)
 	hooks[0].Webhooks[0].FailurePolicy = ptr.To(admissionv1.Fail)
-	root, err := envtest.RepoRoot()
+	scheme, err := envtest.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := envtest.BinaryAssetsDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &ctrlenvtest.Environment{BinaryAssetsDirectory: assets, WebhookInstallOptions: ctrlenvtest.WebhookInstallOptions{MutatingWebhooks: hooks}}
-	envtest.WithWorkloadAPI()(env)
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	_, cfg := startWithPodWebhook(t, hooks, scheme)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -20,8 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
-	"strings"
+		"strings"
 	"sync"
 	"time"
 
@@ -215,7 +214,7 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 		}
 		if missing > 0 {
 			return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWaitingForPods, Message: fmt.Sprintf(
-				"%d of the domain's %d pods are held for clique placement; they are released together, %s, once all %d exist", m.present, need, intoWhat(plan), need)}, 0, nil
+				"%d of the domain's %d pods are held for clique placement; they are released together, %s, once all %d exist", m.present, need, IntoWhat(plan), need)}, 0, nil
 		}
 		r.pickMu.Lock()
 		defer r.pickMu.Unlock()
@@ -225,7 +224,7 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 			msg := fmt.Sprintf("no NVLink clique has %d free nodes for the domain's pods (%s); all %d stay held until one has", short.Size, free, need)
 			if len(plan.Slices) > 1 {
 				msg = fmt.Sprintf("the domain's %d slices (%s) need %d NVLink cliques with %d free nodes each, found %d (%s); all %d pods stay held until enough have room",
-					len(plan.Slices), summary(plan), short.Need, short.Size, short.Found, free, need)
+					len(plan.Slices), plan.Summary(), short.Need, short.Size, short.Found, free, need)
 			}
 			// Reconcile spaces the next look (noCliqueBackoff).
 			return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonNoCliqueFree, Message: msg, Unschedulable: msg}, 0, nil
@@ -252,12 +251,12 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 	return placed(plan, cliques), 0, nil
 }
 
-// intoWhat says where a plan's pods go, for messages.
-func intoWhat(plan sliceplan.Plan) string {
+// IntoWhat says where the fallback releases a plan's pods, for messages.
+func IntoWhat(plan sliceplan.Plan) string {
 	if len(plan.Slices) == 1 {
 		return "into one NVLink clique"
 	}
-	return fmt.Sprintf("as %d slices (%s) of consecutive ranks, each into its own NVLink clique", len(plan.Slices), summary(plan))
+	return fmt.Sprintf("as %d slices (%s) of consecutive ranks, each into its own NVLink clique", len(plan.Slices), plan.Summary())
 }
 
 // placed is the verdict on a domain whose pods were released into the cliques of its slices.
@@ -274,20 +273,6 @@ func placed(plan sliceplan.Plan, cliques map[int]string) status.Placement {
 	return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonSliceAffinity, Message: fmt.Sprintf(
 		"the controller pinned the domain's %d slices to their own NVLink cliques with required node affinity on %s and released them together (%s): not a scheduler gang (a node taken by another pod after the pick leaves a pod Pending until one frees), but no slice is split across cliques and none starts while another cannot fit",
 		len(plan.Slices), TopologyKey, strings.Join(parts, "; "))}
-}
-
-// summary is a plan for messages: "4 × 16" or "14+13+13".
-func summary(p sliceplan.Plan) string {
-	sizes := make([]string, len(p.Slices))
-	equal := true
-	for i, s := range p.Slices {
-		sizes[i] = strconv.Itoa(s.Size)
-		equal = equal && s.Size == p.Slices[0].Size
-	}
-	if equal {
-		return fmt.Sprintf("%d × %d", len(p.Slices), p.Slices[0].Size)
-	}
-	return strings.Join(sizes, "+")
 }
 
 // pickCliques picks a clique for each of a domain's unplaced slices from live reads (the cluster's allocated

@@ -99,7 +99,7 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	case !r.cluster.WorkloadAPI && r.cluster.Placements != nil:
 		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, fmt.Sprintf(
 			"the cluster does not serve the Workload API (%s PodGroups); no pod of the domain is held for clique placement yet (the chart's webhook.podGroups holds them, then releases them together %s; pods created without it are placed one by one wherever their own affinity allows)",
-			workloadapi.GroupVersion, intoWhat(plan)))
+			workloadapi.GroupVersion, cliqueplacement.IntoWhat(plan)))
 		return nil
 	case !r.cluster.WorkloadAPI:
 		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, workloadAPIUnavailable)
@@ -109,23 +109,15 @@ func (r *Reconciler) reconcilePlacement(ctx context.Context, s *scope) error {
 	case sliced && r.cluster.Placements != nil:
 		notGuaranteed(v1beta1.ComputeDomainReasonWaitingForPods, fmt.Sprintf(
 			"the cluster serves no %s CompositePodGroups (the CompositePodGroup gate); no pod of the domain is held yet: the webhook holds them, and the controller releases them together %s once all %d exist",
-			workloadapi.CompositeGroupVersion, intoWhat(plan), cd.Spec.NumNodes))
+			workloadapi.CompositeGroupVersion, cliqueplacement.IntoWhat(plan), cd.Spec.NumNodes))
 		return nil
 	case sliced:
 		notGuaranteed(v1beta1.ComputeDomainReasonWorkloadAPIUnavailable, fmt.Sprintf(
 			"spec.numNodes %d is placed as %d slices (%s), but the cluster serves no %s CompositePodGroups (the CompositePodGroup gate) and the clique placement fallback is off: no gang is made",
-			cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), workloadapi.CompositeGroupVersion))
+			cd.Spec.NumNodes, len(plan.Slices), plan.Summary(), workloadapi.CompositeGroupVersion))
 		return nil
 	}
 	return r.reconcileCliqueGang(ctx, s)
-}
-
-// intoWhat says where the clique placement fallback puts a plan's pods, for messages.
-func intoWhat(plan sliceplan.Plan) string {
-	if len(plan.Slices) == 1 {
-		return "into one NVLink clique"
-	}
-	return fmt.Sprintf("as %d slices (%s) of consecutive ranks, each into its own NVLink clique", len(plan.Slices), planSummary(plan))
 }
 
 // workloadAPIUnavailable is the PlacementGuaranteed message of a cluster that serves no PodGroups.
@@ -263,7 +255,7 @@ func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomai
 		}
 		what := fmt.Sprintf("spec.numNodes %d does not fit in one NVLink clique", cd.Spec.NumNodes)
 		if len(plan.Slices) > 1 {
-			what = fmt.Sprintf("spec.numNodes %d is placed as %d slices (%s), and a slice of %d does not fit in one NVLink clique", cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), slice)
+			what = fmt.Sprintf("spec.numNodes %d is placed as %d slices (%s), and a slice of %d does not fit in one NVLink clique", cd.Spec.NumNodes, len(plan.Slices), plan.Summary(), slice)
 		}
 		return fmt.Sprintf("%s: %s; nothing is placed, so the domain's pods stay unscheduled (set spec.sliceSize to a divisor of %d of at most %d, or leave spec.numNodes 0 for a domain placed by its pods' own affinity)",
 			what, where, cd.Spec.NumNodes, max(capacity, 1)), nil
@@ -278,7 +270,7 @@ func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomai
 	}
 	if holds < len(plan.Slices) {
 		return fmt.Sprintf("spec.numNodes %d is placed as %d slices (%s), and the cluster's NVLink cliques have room for only %d of its slices of %d (cliques of at least %d nodes: %d): nothing is placed, so the domain's pods stay unscheduled until racks are added",
-			cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), holds, slice, slice, cliques), nil
+			cd.Spec.NumNodes, len(plan.Slices), plan.Summary(), holds, slice, slice, cliques), nil
 	}
 	return "", nil
 }

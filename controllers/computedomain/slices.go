@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,20 +38,6 @@ import (
 // it, and it never changes under a running workload.
 func (r *Reconciler) slicePlan(cd *v1beta1.ComputeDomain) (sliceplan.Plan, error) {
 	return sliceplan.ForDomain(cd, r.cfg.MaxNodesPerClique)
-}
-
-// planSummary is a plan for messages: "4 × 16" or "14+13+13".
-func planSummary(p sliceplan.Plan) string {
-	equal := true
-	sizes := make([]string, len(p.Slices))
-	for i, s := range p.Slices {
-		sizes[i] = fmt.Sprint(s.Size)
-		equal = equal && s.Size == p.Slices[0].Size
-	}
-	if equal {
-		return fmt.Sprintf("%d × %d", len(p.Slices), p.Slices[0].Size)
-	}
-	return strings.Join(sizes, "+")
 }
 
 // DomainSlicedGang is the composite gang of a domain placed in more than one slice: a CompositePodGroup that
@@ -135,7 +120,7 @@ func (r *Reconciler) reconcileSlicedGang(ctx context.Context, s *scope) error {
 		Status: metav1.ConditionTrue,
 		Reason: v1beta1.ComputeDomainReasonSliceGang,
 		Message: fmt.Sprintf("spec.numNodes %d is placed as %d slices (%s) of consecutive ranks: each pod joins its slice's PodGroup (%s … %s) by its index, each slice all in one NVLink clique (%s), all slices or none (CompositePodGroup %s)",
-			cd.Spec.NumNodes, len(plan.Slices), planSummary(plan), g.Slices[0].Name, g.Slices[len(g.Slices)-1].Name, PlacementTopologyKey, g.Name),
+			cd.Spec.NumNodes, len(plan.Slices), plan.Summary(), g.Slices[0].Name, g.Slices[len(g.Slices)-1].Name, PlacementTopologyKey, g.Name),
 	}
 	if c := composite.Scheduled; c != nil && c.Status == metav1.ConditionFalse {
 		unschedulable = c
@@ -148,7 +133,7 @@ func (r *Reconciler) reconcileSlicedGang(ctx context.Context, s *scope) error {
 			return err
 		}
 		s.placement.Unschedulable = fmt.Sprintf("the scheduler places none of the %d slices (%s) of CompositePodGroup %s%s (%s: %s)",
-			len(plan.Slices), planSummary(plan), g.Name, why, unschedulable.Reason, unschedulable.Message)
+			len(plan.Slices), plan.Summary(), g.Name, why, unschedulable.Reason, unschedulable.Message)
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
@@ -52,6 +53,23 @@ func (s Slice) String() string {
 // Plan is a domain's slices, in rank order.
 type Plan struct {
 	Slices []Slice
+}
+
+// Summary is the plan for messages: "4 × 16" for equal slices, "14+13+13" otherwise.
+func (p Plan) Summary() string {
+	if len(p.Slices) == 0 {
+		return "no slices"
+	}
+	sizes := make([]string, len(p.Slices))
+	equal := true
+	for i, s := range p.Slices {
+		sizes[i] = strconv.Itoa(s.Size)
+		equal = equal && s.Size == p.Slices[0].Size
+	}
+	if equal {
+		return fmt.Sprintf("%d × %d", len(p.Slices), p.Slices[0].Size)
+	}
+	return strings.Join(sizes, "+")
 }
 
 // Nodes is the number of ranks the plan covers.

@@ -182,3 +182,15 @@ func TestRankOfReadsTheWorkloadsIndex(t *testing.T) {
 		})
 	}
 }
+
+func TestSummaryNamesTheSlices(t *testing.T) {
+	for want, p := range map[string]Plan{
+		"4 × 16":   func() Plan { p, _ := New(64, 18, 0); return p }(),
+		"14+13+13": func() Plan { p, _ := New(40, 18, 0); return p }(),
+		"1 × 7":    func() Plan { p, _ := New(7, 18, 0); return p }(),
+	} {
+		if got := p.Summary(); got != want {
+			t.Errorf("Summary = %q, want %q", got, want)
+		}
+	}
+}

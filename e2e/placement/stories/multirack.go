@@ -125,6 +125,7 @@ func MultiRackStories(pc **Cluster, mode Mode) bool {
 			ranks := c.RankCliques(ctx, ns, 64)
 			ExpectSlices(ranks, 64, 16)
 			Eventually(ctx, func(g Gomega) {
+				g.Expect(c.RunningPods(g, ctx, ns)).To(Equal(64), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
 				g.Expect(meta.IsStatusConditionTrue(c.Domain(g, ctx, ns).Status.Conditions, cdv1beta1.ComputeDomainConditionReady)).To(BeTrue())
 			}).WithTimeout(slicedReadyTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
 
