@@ -32,10 +32,11 @@ func TestFeatureGateValuesReachTheGPUPlugin(t *testing.T) {
 		values string
 		want   string
 	}{
-		"defaults": {values: "default-values.yaml", want: "DynamicMIG=false,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
+		"defaults": {values: "default-values.yaml", want: "ConsumableShares=false,DynamicMIG=false,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
 		"no sharing, no health checks": {values: "no-sharing-values.yaml",
-			want: "DynamicMIG=false,MPSSupport=false,NVMLDeviceHealthCheck=false,TimeSlicingSettings=false"},
-		"partitionable MIG": {values: "ha-values.yaml", want: "DynamicMIG=true,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
+			want: "ConsumableShares=false,DynamicMIG=false,MPSSupport=false,NVMLDeviceHealthCheck=false,TimeSlicingSettings=false"},
+		"partitionable MIG": {values: "ha-values.yaml", want: "ConsumableShares=false,DynamicMIG=true,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
+		"consumable shares": {values: "consumable-shares-values.yaml", want: "ConsumableShares=true,DynamicMIG=false,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
