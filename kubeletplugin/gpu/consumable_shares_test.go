@@ -294,8 +294,10 @@ func TestSharesAndPartitionsNeverDoubleBookAGPU(t *testing.T) {
 	partOfGPU0 := fmt.Sprintf("device.attributes['%s'].parentUUID == '%s'", testDriver, gpu0)
 
 	s := newShareScheduler(t, d)
-	if s.allocate("gpu.nvidia.com", onGPU0, nil) == nil || s.allocate("gpu.nvidia.com", onGPU0, nil) == nil {
-		t.Fatal("two shares of the full GPU did not fit")
+	for i := range 2 {
+		if s.allocate("gpu.nvidia.com", onGPU0, nil) == nil {
+			t.Fatalf("share %d of the full GPU did not fit", i+1)
+		}
 	}
 	if r := s.allocate("mig.nvidia.com", partOfGPU0, nil); r != nil {
 		t.Errorf("a partition %s was allocated on a GPU two shares hold", r.Device)
