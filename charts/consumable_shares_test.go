@@ -25,29 +25,33 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
 
-// gpuPluginEnv is the GPU plugin container's environment (name → value) in the rendered objects.
-func gpuPluginEnv(t *testing.T, objs []*unstructured.Unstructured) map[string]string {
+// gpuPluginContainer is the GPU plugin container of the rendered DaemonSet.
+func gpuPluginContainer(t *testing.T, objs []*unstructured.Unstructured) map[string]any {
 	t.Helper()
 	for _, ds := range byKind(objs, "DaemonSet") {
 		containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
 		for _, c := range containers {
-			cm, _ := c.(map[string]any)
-			if cm["name"] != "gpu-kubelet-plugin" {
-				continue
+			if cm, _ := c.(map[string]any); cm["name"] == "gpu-kubelet-plugin" {
+				return cm
 			}
-			out := map[string]string{}
-			env, _, _ := unstructured.NestedSlice(cm, "env")
-			for _, e := range env {
-				em, _ := e.(map[string]any)
-				if v, ok := em["value"].(string); ok {
-					out[em["name"].(string)] = v
-				}
-			}
-			return out
 		}
 	}
 	t.Fatal("no gpu-kubelet-plugin container")
 	return nil
+}
+
+// gpuPluginEnv is the GPU plugin container's environment (name → value) in the rendered objects.
+func gpuPluginEnv(t *testing.T, objs []*unstructured.Unstructured) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	env, _, _ := unstructured.NestedSlice(gpuPluginContainer(t, objs), "env")
+	for _, e := range env {
+		em, _ := e.(map[string]any)
+		if v, ok := em["value"].(string); ok {
+			out[em["name"].(string)] = v
+		}
+	}
+	return out
 }
 
 // TestConsumableSharesValueReachesTheGPUPlugin: consumableShares becomes the plugin's CONSUMABLE_SHARES, in a

@@ -43,19 +43,10 @@ func TestFeatureGateValuesReachTheGPUPlugin(t *testing.T) {
 			objs := renderChart(t, "computedomain-operator", "-f", filepath.Join(chartDir, "ci", tc.values))
 			var value string
 			found := false
-			for _, ds := range byKind(objs, "DaemonSet") {
-				containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
-				for _, c := range containers {
-					cm, _ := c.(map[string]any)
-					if cm["name"] != "gpu-kubelet-plugin" {
-						continue
-					}
-					args, _, _ := unstructured.NestedStringSlice(cm, "args")
-					for _, a := range args {
-						if v, ok := strings.CutPrefix(a, "--feature-gates="); ok {
-							value, found = v, true
-						}
-					}
+			args, _, _ := unstructured.NestedStringSlice(gpuPluginContainer(t, objs), "args")
+			for _, a := range args {
+				if v, ok := strings.CutPrefix(a, "--feature-gates="); ok {
+					value, found = v, true
 				}
 			}
 			if !found {

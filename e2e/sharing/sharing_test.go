@@ -117,11 +117,7 @@ var _ = Describe("NVIDIA's consumable-shares demos on one H100 node", Ordered, f
 		}
 		By("scaling to five replicas: the fifth claim does not fit the full GPU")
 		scale(ctx, ns, "integer-sharing", 5)
-		five := runningShares(ctx, ns, 5)
-		devices := map[string]int{}
-		for _, s := range five {
-			devices[s.device]++
-		}
+		devices := sharesPerDevice(runningShares(ctx, ns, 5))
 		Expect(devices).To(HaveKeyWithValue(shares[0].device, 4), "the first GPU holds four shares: %v", devices)
 		Expect(devices).To(HaveLen(2), "the fifth share is on another GPU: %v", devices)
 		deleteNamespace(ctx, ns)
@@ -141,11 +137,7 @@ var _ = Describe("NVIDIA's consumable-shares demos on one H100 node", Ordered, f
 
 		By("a third 30Gi replica does not fit next to the two (80 GB is 79.6Gi, less than 90Gi): it gets another GPU")
 		scale(ctx, ns, "memory-sharing", 3)
-		three := runningShares(ctx, ns, 3)
-		devices := map[string]int{}
-		for _, s := range three {
-			devices[s.device]++
-		}
+		devices := sharesPerDevice(runningShares(ctx, ns, 3))
 		Expect(devices).To(HaveKeyWithValue(shares[0].device, 2), "%v", devices)
 		Expect(devices).To(HaveLen(2), "%v", devices)
 
@@ -262,6 +254,15 @@ func runningShares(ctx context.Context, ns string, n int) []share {
 		g.Expect(running).To(Equal(n), "running pods: %s", simcluster.PodsSummary(ctx, client, ns))
 	}).WithTimeout(podStartTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
 	sort.Slice(out, func(i, j int) bool { return out[i].pod < out[j].pod })
+	return out
+}
+
+// sharesPerDevice counts the shares on each device.
+func sharesPerDevice(shares []share) map[string]int {
+	out := map[string]int{}
+	for _, s := range shares {
+		out[s.device]++
+	}
 	return out
 }
 
