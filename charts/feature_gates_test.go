@@ -32,29 +32,21 @@ func TestFeatureGateValuesReachTheGPUPlugin(t *testing.T) {
 		values string
 		want   string
 	}{
-		"defaults": {values: "default-values.yaml", want: "DynamicMIG=false,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
+		"defaults": {values: "default-values.yaml", want: "ConsumableShares=false,DynamicMIG=false,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
 		"no sharing, no health checks": {values: "no-sharing-values.yaml",
-			want: "DynamicMIG=false,MPSSupport=false,NVMLDeviceHealthCheck=false,TimeSlicingSettings=false"},
-		"partitionable MIG": {values: "ha-values.yaml", want: "DynamicMIG=true,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
+			want: "ConsumableShares=false,DynamicMIG=false,MPSSupport=false,NVMLDeviceHealthCheck=false,TimeSlicingSettings=false"},
+		"partitionable MIG": {values: "ha-values.yaml", want: "ConsumableShares=false,DynamicMIG=true,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
+		"consumable shares": {values: "consumable-shares-values.yaml", want: "ConsumableShares=true,DynamicMIG=false,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			objs := renderChart(t, "computedomain-operator", "-f", filepath.Join(chartDir, "ci", tc.values))
 			var value string
 			found := false
-			for _, ds := range byKind(objs, "DaemonSet") {
-				containers, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
-				for _, c := range containers {
-					cm, _ := c.(map[string]any)
-					if cm["name"] != "gpu-kubelet-plugin" {
-						continue
-					}
-					args, _, _ := unstructured.NestedStringSlice(cm, "args")
-					for _, a := range args {
-						if v, ok := strings.CutPrefix(a, "--feature-gates="); ok {
-							value, found = v, true
-						}
-					}
+			args, _, _ := unstructured.NestedStringSlice(gpuPluginContainer(t, objs), "args")
+			for _, a := range args {
+				if v, ok := strings.CutPrefix(a, "--feature-gates="); ok {
+					value, found = v, true
 				}
 			}
 			if !found {

@@ -17,6 +17,7 @@ package charts
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func withCapacity(c *resourcev1.ResourceClaim, memory string) *resourcev1.Resour
 
 // installSharingPolicy starts a real kube-apiserver with the namespaces (name -> labels) and the sharing policy
 // rendered with the multi-tenant ci values (the policy's default rules; team-a owns class shared-gpu-team-a).
-func installSharingPolicy(t *testing.T, namespaces map[string]map[string]string) (kubernetes.Interface, context.Context) {
+func installSharingPolicy(t *testing.T, namespaces map[string]map[string]string, helmArgs ...string) (kubernetes.Interface, context.Context) {
 	t.Helper()
 	env, err := envtest.Start()
 	if err != nil {
@@ -85,7 +86,7 @@ func installSharingPolicy(t *testing.T, namespaces map[string]map[string]string)
 			t.Fatal(err)
 		}
 	}
-	objs := renderChart(t, policyNamespace, "-f", multiTenantValues, "--show-only", "templates/sharing-policy.yaml")
+	objs := renderChart(t, policyNamespace, append([]string{"-f", multiTenantValues, "--show-only", "templates/sharing-policy.yaml"}, helmArgs...)...)
 	if len(byKind(objs, "ValidatingAdmissionPolicy")) != 1 {
 		t.Fatalf("the chart renders no sharing policy with %s", multiTenantValues)
 	}
@@ -166,6 +167,28 @@ func TestSharingPolicy(t *testing.T) {
 	wantDenied(t, "a share of a device from a namespace of no team", err, "Namespace shared has no label team naming its team")
 	err = createOnce(ctx, kube, withCapacity(sharingClaim("share", "team-a", "any-shared-gpu", timeSlicing), "10Gi"))
 	wantDenied(t, "team-a time-slicing a device of a class every team can share", err, "inside one team")
+}
+
+// TestSharingPolicyWithConsumableShares: with consumableShares the chart's GPU classes are consumable shares, so
+// every claim of them (capacity.requests or not) may share its device with other teams, with no isolation: under
+// the default rules it is refused naming the rule and the way out, and a team shares GPUs through its own class.
+func TestSharingPolicyWithConsumableShares(t *testing.T) {
+	kube, ctx := installSharingPolicy(t, map[string]map[string]string{"shared": nil, "team-a": {"team": "team-a"}},
+		"-f", filepath.Join(chartDir, "ci", "consumable-shares-values.yaml"))
+	timeSlicing := utiltesting.MakeGpuConfig().TimeSlicing("Long").Obj()
+	lastErr := firstDenial(t, ctx, "a plain GPU claim in team-a, a share other teams can hold too", consumableRule, func(ctx context.Context) error {
+		return createOnce(ctx, kube, sharingClaim("gpu", "team-a", "gpu.nvidia.com", nil))
+	})
+	for _, want := range []string{"request(s) gpu ask for a share of a device (consumableShares memory", "Use a device class of team team-a (sharingPolicy.teamDeviceClasses: shared-gpu-team-a)", "sharingPolicy.crossTeam.consumableCapacity: true"} {
+		if !strings.Contains(lastErr.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, lastErr)
+		}
+	}
+	wantDenied(t, "a MIG claim in a namespace of no team", createOnce(ctx, kube, sharingClaim("mig", "shared", "mig.nvidia.com", nil)), "Namespace shared has no label team")
+	wantDenied(t, "time-slicing a share of gpu.nvidia.com inside team-a", createOnce(ctx, kube, sharingClaim("ts", "team-a", "gpu.nvidia.com", timeSlicing)), softwareSharingRule)
+	if err := createOnce(ctx, kube, sharingClaim("share", "team-a", "shared-gpu-team-a", timeSlicing)); err != nil {
+		t.Errorf("a time-sliced share of team-a's own GPUs: %v", err)
+	}
 }
 
 // TestSharingPolicyChecksOnlySpecChanges: an admitted time-slicing claim whose namespace later leaves its team

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
 
@@ -78,6 +80,20 @@ type Interval struct {
 	Verified bool
 }
 
+// shareMemoryGiB is the GPU memory a share of a device consumes (consumable
+// capacity), in GiB; false for a device held whole and for a share that
+// consumes no memory (unlimited mode without a memory request).
+func shareMemoryGiB(d usage.Device) (float64, bool) {
+	if d.ShareID == "" {
+		return 0, false
+	}
+	q, err := resource.ParseQuantity(d.ConsumedCapacity["memory"])
+	if err != nil || q.Sign() <= 0 {
+		return 0, false
+	}
+	return float64(q.Value()) / (1 << 30), true
+}
+
 // amount is what one second of the device is worth in u.
 func amount(d usage.Device, u Unit) float64 {
 	switch u {
@@ -102,7 +118,9 @@ type Key struct {
 // Totals adds up the intervals clipped to [from, to) (zero times: no bound)
 // per team, namespace, class and unit. A device held by several claims at
 // once (a shared device) is split evenly among them for the time they
-// overlap. Admin-access devices (monitoring) are not billed.
+// overlap, except in GPU-memory GiB-seconds for a consumable share that
+// consumes memory: it is billed exactly the memory it consumes.
+// Admin-access devices (monitoring) are not billed.
 func Totals(intervals []Interval, from, to time.Time) map[Key]float64 {
 	type devKey struct{ node, device string }
 	byDevice := map[devKey][]int{}
@@ -149,7 +167,13 @@ func Totals(intervals []Interval, from, to time.Time) map[Key]float64 {
 			for _, i := range holders {
 				iv := intervals[i]
 				for _, u := range Units {
-					out[Key{Team: iv.Team, Namespace: iv.Namespace, DeviceClass: iv.Device.Class, Unit: u}] += secs * amount(iv.Device, u) / float64(len(holders))
+					v := secs * amount(iv.Device, u) / float64(len(holders))
+					if gib, ok := shareMemoryGiB(iv.Device); ok && u == GPUMemoryGiBSeconds {
+						// A share is billed the memory it consumes, whoever
+						// else holds the device.
+						v = secs * gib
+					}
+					out[Key{Team: iv.Team, Namespace: iv.Namespace, DeviceClass: iv.Device.Class, Unit: u}] += v
 				}
 			}
 		}

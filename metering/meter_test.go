@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"path/filepath"
@@ -206,6 +207,15 @@ func pull(t *testing.T, m *Meter) {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 
+// share is d held as one share (consumable capacity) consuming memory ("" or "0": none).
+func share(d usage.Device, id, memory string) usage.Device {
+	d.ShareID = id
+	if memory != "" {
+		d.ConsumedCapacity = map[string]string{"memory": memory}
+	}
+	return d
+}
+
 func TestTotalsInEveryUnit(t *testing.T) {
 	iv := func(ns string, d usage.Device, from, to time.Duration) Interval {
 		return Interval{Ledger: "l", Node: "n", ClaimUID: ns + d.Name + from.String(), Namespace: ns, Team: "t-" + ns, Device: d, Start: t0.Add(from), End: t0.Add(to)}
@@ -235,6 +245,21 @@ func TestTotalsInEveryUnit(t *testing.T) {
 			want: map[Key]float64{
 				{"t-a", "a", "gpu.nvidia.com", DeviceSeconds}: 15, {"t-a", "a", "gpu.nvidia.com", GPUMemoryGiBSeconds}: 1200, {"t-a", "a", "gpu.nvidia.com", MIGSliceSeconds}: 0,
 				{"t-b", "b", "gpu.nvidia.com", DeviceSeconds}: 15, {"t-b", "b", "gpu.nvidia.com", GPUMemoryGiBSeconds}: 1200, {"t-b", "b", "gpu.nvidia.com", MIGSliceSeconds}: 0,
+			},
+		},
+		"two consumable shares of one GPU: GiB-seconds of the memory each consumes, device-seconds split": {
+			// a 30Gi share 0-20, a 10Gi share 10-30.
+			intervals: []Interval{iv("a", share(h100, "s-a", "30Gi"), 0, 20*time.Second), iv("b", share(h100, "s-b", "10Gi"), 10*time.Second, 30*time.Second)},
+			want: map[Key]float64{
+				{"t-a", "a", "gpu.nvidia.com", DeviceSeconds}: 15, {"t-a", "a", "gpu.nvidia.com", GPUMemoryGiBSeconds}: 600, {"t-a", "a", "gpu.nvidia.com", MIGSliceSeconds}: 0,
+				{"t-b", "b", "gpu.nvidia.com", DeviceSeconds}: 15, {"t-b", "b", "gpu.nvidia.com", GPUMemoryGiBSeconds}: 200, {"t-b", "b", "gpu.nvidia.com", MIGSliceSeconds}: 0,
+			},
+		},
+		"a share that consumes no memory (unlimited, no request) is billed as a shared device": {
+			intervals: []Interval{iv("a", share(h100, "s-a", "0"), 0, 10*time.Second), iv("b", share(h100, "s-b", ""), 0, 10*time.Second)},
+			want: map[Key]float64{
+				{"t-a", "a", "gpu.nvidia.com", DeviceSeconds}: 5, {"t-a", "a", "gpu.nvidia.com", GPUMemoryGiBSeconds}: 400, {"t-a", "a", "gpu.nvidia.com", MIGSliceSeconds}: 0,
+				{"t-b", "b", "gpu.nvidia.com", DeviceSeconds}: 5, {"t-b", "b", "gpu.nvidia.com", GPUMemoryGiBSeconds}: 400, {"t-b", "b", "gpu.nvidia.com", MIGSliceSeconds}: 0,
 			},
 		},
 		"admin access is not billed and does not split the owner's share": {
@@ -409,5 +434,22 @@ func TestBadInputsNameTheField(t *testing.T) {
 				t.Errorf("error %v, want it to contain %q", tc.err, tc.want)
 			}
 		})
+	}
+}
+
+// TestTheReportSaysWhatAShareConsumed: a share's report interval names its share ID and the memory it was
+// billed by, so a team can check its GiB-seconds.
+func TestTheReportSaysWhatAShareConsumed(t *testing.T) {
+	ivs := []Interval{
+		{Ledger: "l", Node: "n", ClaimUID: "c1", Namespace: "a", Team: "t-a", Device: share(h100, "s-1", "30Gi"), Start: t0, End: t0.Add(10 * time.Second)},
+		{Ledger: "l", Node: "n", ClaimUID: "c2", Namespace: "a", Team: "t-a", Device: h100, Start: t0, End: t0.Add(10 * time.Second)},
+	}
+	rep := BuildReport(ivs, t0, t0.Add(time.Minute), BillingUnits{Default: GPUMemoryGiBSeconds})
+	got := map[string]string{}
+	for _, ri := range rep.Intervals {
+		got[ri.ClaimUID] = fmt.Sprintf("%s %.0f", ri.ShareID, ri.ConsumedMemoryGiB)
+	}
+	if diff := cmp.Diff(map[string]string{"c1": "s-1 30", "c2": " 0"}, got); diff != "" {
+		t.Errorf("report intervals (-want +got):\n%s", diff)
 	}
 }

@@ -87,6 +87,11 @@ type ReportInterval struct {
 	End         time.Time `json:"end"`
 	Open        bool      `json:"open,omitempty"`
 	Seconds     float64   `json:"seconds"`
+	// ShareID is set for one share of a device (consumable capacity);
+	// ConsumedMemoryGiB is the memory the share consumes, which its
+	// GPU-memory GiB-seconds are billed by (Totals).
+	ShareID           string  `json:"shareID,omitempty"`
+	ConsumedMemoryGiB float64 `json:"consumedMemoryGiB,omitempty"`
 }
 
 // Report is the usage of one period [From, To).
@@ -139,8 +144,11 @@ func BuildReport(intervals []Interval, from, to time.Time, units BillingUnits) R
 		if !e.After(s) {
 			continue
 		}
-		rep.Intervals = append(rep.Intervals, ReportInterval{Node: iv.Node, Team: iv.Team, Namespace: iv.Namespace, Claim: iv.Claim, ClaimUID: iv.ClaimUID,
-			Pods: iv.Pods, Device: iv.Device.Name, DeviceClass: iv.Device.Class, Start: s, End: e, Open: iv.Open, Seconds: e.Sub(s).Seconds()})
+		ri := ReportInterval{Node: iv.Node, Team: iv.Team, Namespace: iv.Namespace, Claim: iv.Claim, ClaimUID: iv.ClaimUID,
+			Pods: iv.Pods, Device: iv.Device.Name, DeviceClass: iv.Device.Class, Start: s, End: e, Open: iv.Open, Seconds: e.Sub(s).Seconds(),
+			ShareID: iv.Device.ShareID}
+		ri.ConsumedMemoryGiB, _ = shareMemoryGiB(iv.Device)
+		rep.Intervals = append(rep.Intervals, ri)
 	}
 	return rep
 }

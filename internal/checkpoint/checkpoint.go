@@ -16,6 +16,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 )
@@ -62,6 +63,14 @@ type PreparedDevice struct {
 	// AdminAccess marks a device prepared for monitoring next to its owner
 	// (DRA admin access): it does not own the device.
 	AdminAccess bool `json:"adminAccess,omitempty"`
+	// ShareID is set for one share of a device that allows multiple
+	// allocations (consumable capacity): the scheduler's share ID. Shares of
+	// one device do not own it against each other, only against a claim that
+	// holds the device whole.
+	ShareID string `json:"shareID,omitempty"`
+	// ConsumedCapacity is what the share consumes of the device's capacity
+	// (the allocation result's consumedCapacity), as quantities.
+	ConsumedCapacity map[string]string `json:"consumedCapacity,omitempty"`
 	// Data is driver-specific state needed to undo the preparation (for
 	// example the MIG instance created for a partitionable device).
 	Data json.RawMessage `json:"data,omitempty"`
@@ -73,8 +82,10 @@ func New(bootID string) Checkpoint {
 }
 
 // DeviceOwner returns the UID of the claim (other than exceptUID) that holds the
-// device, in any state. Admin-access entries do not own a device.
-func (c Checkpoint) DeviceOwner(pool, device, exceptUID string) (string, bool) {
+// device, in any state, against a claim that wants it whole (share false) or
+// as one share (share true). Admin-access entries do not own a device; shares
+// do not own it against another share.
+func (c Checkpoint) DeviceOwner(pool, device, exceptUID string, share bool) (string, bool) {
 	uids := make([]string, 0, len(c.Claims))
 	for uid := range c.Claims {
 		uids = append(uids, uid)
@@ -85,7 +96,7 @@ func (c Checkpoint) DeviceOwner(pool, device, exceptUID string) (string, bool) {
 			continue
 		}
 		for _, d := range c.Claims[uid].Devices {
-			if d.Pool == pool && d.Device == device && !d.AdminAccess {
+			if d.Pool == pool && d.Device == device && !d.AdminAccess && (!share || d.ShareID == "") {
 				return uid, true
 			}
 		}
@@ -106,7 +117,11 @@ func (c Checkpoint) Clone() Checkpoint {
 				Device:       d.Device,
 				CDIDeviceIDs: slices.Clone(d.CDIDeviceIDs),
 				AdminAccess:  d.AdminAccess,
+				ShareID:      d.ShareID,
 				Data:         slices.Clone(d.Data),
+			}
+			if d.ConsumedCapacity != nil {
+				devs[i].ConsumedCapacity = maps.Clone(d.ConsumedCapacity)
 			}
 		}
 		if len(devs) == 0 {

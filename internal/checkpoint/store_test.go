@@ -225,23 +225,35 @@ func TestSaveLeavesNoTempFilesAndIgnoresCrashedOnes(t *testing.T) {
 	}
 }
 
+// withShare adds a claim holding one share of gpu-2.
+func withShare(cp Checkpoint) Checkpoint {
+	cp.Claims["uid-share"] = ClaimState{Namespace: "ns", Name: "share", Status: PrepareCompleted, Devices: []PreparedDevice{
+		{Requests: []string{"gpu"}, Pool: "node-1", Device: "gpu-2", ShareID: "share-1", ConsumedCapacity: map[string]string{"memory": "4Gi"}},
+	}}
+	return cp
+}
+
 func TestDeviceOwner(t *testing.T) {
-	cp := sampleCheckpoint("b")
+	cp := withShare(sampleCheckpoint("b"))
 	cases := map[string]struct {
 		pool, device, except string
+		share                bool
 		wantUID              string
 		wantOK               bool
 	}{
-		"a completed claim owns its device":       {pool: "node-1", device: "gpu-0", wantUID: "uid-a", wantOK: true},
-		"a started claim owns its device too":     {pool: "node-1", device: "gpu-1-mig-1g10gb-19-0", wantUID: "uid-b", wantOK: true},
-		"the asking claim itself is not an owner": {pool: "node-1", device: "gpu-0", except: "uid-a"},
-		"a free device has no owner":              {pool: "node-1", device: "gpu-7"},
-		"the same name in another pool is free":   {pool: "node-2", device: "gpu-0"},
-		"an admin-access claim owns nothing":      {pool: "node-1", device: "gpu-5"},
+		"a share does not own its device against another share": {pool: "node-1", device: "gpu-2", share: true},
+		"a share owns its device against a whole claim":         {pool: "node-1", device: "gpu-2", wantUID: "uid-share", wantOK: true},
+		"a whole claim owns its device against a share":         {pool: "node-1", device: "gpu-0", share: true, wantUID: "uid-a", wantOK: true},
+		"a completed claim owns its device":                     {pool: "node-1", device: "gpu-0", wantUID: "uid-a", wantOK: true},
+		"a started claim owns its device too":                   {pool: "node-1", device: "gpu-1-mig-1g10gb-19-0", wantUID: "uid-b", wantOK: true},
+		"the asking claim itself is not an owner":               {pool: "node-1", device: "gpu-0", except: "uid-a"},
+		"a free device has no owner":                            {pool: "node-1", device: "gpu-7"},
+		"the same name in another pool is free":                 {pool: "node-2", device: "gpu-0"},
+		"an admin-access claim owns nothing":                    {pool: "node-1", device: "gpu-5"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			uid, ok := cp.DeviceOwner(tc.pool, tc.device, tc.except)
+			uid, ok := cp.DeviceOwner(tc.pool, tc.device, tc.except, tc.share)
 			if uid != tc.wantUID || ok != tc.wantOK {
 				t.Errorf("DeviceOwner = %q, %v; want %q, %v", uid, ok, tc.wantUID, tc.wantOK)
 			}
@@ -250,11 +262,12 @@ func TestDeviceOwner(t *testing.T) {
 }
 
 func TestCloneIsDeep(t *testing.T) {
-	orig := sampleCheckpoint("b")
+	orig := withShare(sampleCheckpoint("b"))
 	c := orig.Clone()
 	c.Claims["uid-a"].Devices[0].CDIDeviceIDs[0] = "changed"
 	c.Claims["uid-b"].Devices[0].Data[0] = 'X'
-	if diff := cmp.Diff(sampleCheckpoint("b"), orig, cmpopts.EquateEmpty()); diff != "" {
+	c.Claims["uid-share"].Devices[0].ConsumedCapacity["memory"] = "1Gi"
+	if diff := cmp.Diff(withShare(sampleCheckpoint("b")), orig, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("original changed through the clone (-want +got):\n%s", diff)
 	}
 }

@@ -17,7 +17,9 @@ package draplugin
 import (
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 )
@@ -27,12 +29,17 @@ import (
 func PreparedDevices(cs checkpoint.ClaimState) []kubeletplugin.Device {
 	out := make([]kubeletplugin.Device, 0, len(cs.Devices))
 	for _, dev := range cs.Devices {
-		out = append(out, kubeletplugin.Device{
+		d := kubeletplugin.Device{
 			Requests:     slices.Clone(dev.Requests),
 			PoolName:     dev.Pool,
 			DeviceName:   dev.Device,
 			CDIDeviceIDs: slices.Clone(dev.CDIDeviceIDs),
-		})
+		}
+		if dev.ShareID != "" {
+			// The kubelet reports the share to the PodResources API.
+			d.ShareID = ptr.To(types.UID(dev.ShareID))
+		}
+		out = append(out, d)
 	}
 	return out
 }

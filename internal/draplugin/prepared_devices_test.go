@@ -19,7 +19,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/utils/ptr"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 )
@@ -41,6 +43,16 @@ func TestPreparedDevices(t *testing.T) {
 			want: []kubeletplugin.Device{
 				{Requests: []string{"gpus"}, PoolName: "tray-1", DeviceName: "gpu-0", CDIDeviceIDs: []string{"k8s.gpu.nvidia.com/claim=u-gpu-0"}},
 				{Requests: []string{"mig"}, PoolName: "tray-1", DeviceName: "gpu-1-mig-1g"},
+			},
+		},
+		"two shares of one device are returned with their share IDs, which the kubelet reports to PodResources": {
+			state: checkpoint.ClaimState{Status: checkpoint.PrepareCompleted, Devices: []checkpoint.PreparedDevice{
+				{Requests: []string{"a"}, Pool: "tray-1", Device: "gpu-0", ShareID: "s-1", ConsumedCapacity: map[string]string{"memory": "4Gi"}},
+				{Requests: []string{"b"}, Pool: "tray-1", Device: "gpu-0", ShareID: "s-2"},
+			}},
+			want: []kubeletplugin.Device{
+				{Requests: []string{"a"}, PoolName: "tray-1", DeviceName: "gpu-0", ShareID: ptr.To(types.UID("s-1"))},
+				{Requests: []string{"b"}, PoolName: "tray-1", DeviceName: "gpu-0", ShareID: ptr.To(types.UID("s-2"))},
 			},
 		},
 	}

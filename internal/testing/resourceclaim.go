@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -93,6 +94,24 @@ func (w *ResourceClaimWrapper) AdminAccess() *ResourceClaimWrapper {
 		panic("AdminAccess: add a Device first")
 	}
 	results[len(results)-1].AdminAccess = ptr.To(true)
+	return w
+}
+
+// Share marks the last added device as one share of a device that allows multiple allocations (consumable
+// capacity): the scheduler's share ID and the capacity the share consumes (name → quantity, e.g. "memory": "4Gi").
+func (w *ResourceClaimWrapper) Share(shareID types.UID, consumed map[string]string) *ResourceClaimWrapper {
+	results := w.allocation().Devices.Results
+	if len(results) == 0 {
+		panic("Share: add a Device first")
+	}
+	r := &results[len(results)-1]
+	r.ShareID = ptr.To(shareID)
+	if len(consumed) > 0 {
+		r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{}
+		for name, q := range consumed {
+			r.ConsumedCapacity[resourceapi.QualifiedName(name)] = resource.MustParse(q)
+		}
+	}
 	return w
 }
 

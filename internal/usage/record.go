@@ -73,6 +73,12 @@ type Device struct {
 	// AdminAccess devices are monitored next to their owner, not used: they
 	// are not billed.
 	AdminAccess bool `json:"adminAccess,omitempty"`
+	// ShareID is set when the claim holds one share of the device
+	// (consumable capacity); ConsumedCapacity is what the share consumes
+	// (capacity name → quantity, e.g. "memory": "4Gi"), which billing charges
+	// in place of the whole device.
+	ShareID          string            `json:"shareID,omitempty"`
+	ConsumedCapacity map[string]string `json:"consumedCapacity,omitempty"`
 }
 
 // IntervalKey identifies one interval of one ledger.

@@ -84,7 +84,7 @@ func (s *nodeState) planClaim(claim *resourceapi.ResourceClaim) (claimPlan, erro
 			return plan, fmt.Errorf("%w: claim mixes %s devices of domain %s (%s) with %s devices of domain %s (%s); one claim serves one domain and one purpose",
 				ErrRefused, plan.kind, plan.domainUID, plan.mode, kind, uid, mode)
 		}
-		if owner, held := s.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID)); held {
+		if owner, held := s.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID), false); held {
 			return plan, fmt.Errorf("%w: device %s is already prepared for claim %s", ErrRefused, r.Device, owner)
 		}
 		plan.results = append(plan.results, r)

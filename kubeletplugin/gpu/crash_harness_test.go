@@ -28,7 +28,7 @@ import (
 
 // The crash harness kills the plugin (a panic at a crash point, as SIGKILL stops the process there; the
 // checkpoint, CDI specs and the mock GPUs survive as the disk and hardware do) at a random one of the crash
-// points a random script of prepares and unprepares passes, of GPU, MIG, time-sliced and MPS claims. It then
+// points a random script of prepares and unprepares passes, of GPU, MIG, time-sliced, MPS and shared claims. It then
 // restarts the plugin and answers as the kubelet does (retry, or unprepare a claim whose pod went away),
 // finishes the script, and checks the node: every claim the script left prepared is prepared exactly once, no
 // device belongs to two claims, no CDI spec or MIG instance outlives its claim, and a GPU no claim shares has
@@ -121,9 +121,23 @@ func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) *trialHook {
 }
 
 // harnessClaims are the claims of a trial: full GPUs (exclusive, time-sliced, MPS, two GPUs in one claim) on an
-// HGX node, or dynamic MIG partitions on an A100 node.
+// HGX node, consumable shares of full GPUs (two time-sliced claims sharing one GPU, one claim with two shares of
+// another) on an HGX node, or dynamic MIG partitions on an A100 node.
 func harnessClaims(t *testing.T, rng *rand.Rand) (*testNodeEnv, []*resourceapi.ResourceClaim) {
-	if rng.IntN(2) == 0 {
+	switch rng.IntN(3) {
+	case 2:
+		// Consumable shares: two time-sliced shares of gpu-5 in two claims, and a claim of two shares of gpu-6.
+		e := newTestNodeEnv(t, "hgx-h100-8", withShares(Shares{Mode: SharesMemory}))
+		return e, []*resourceapi.ResourceClaim{
+			utiltesting.MakeResourceClaim("share-a", "default").UID("uid-share-a").Device("gpu", testDriver, testNode, "gpu-5").Share("s-a", map[string]string{"memory": "30Gi"}).
+				Config(resourceapi.AllocationConfigSourceClaim, testDriver, tsLong).Obj(),
+			utiltesting.MakeResourceClaim("share-b", "default").UID("uid-share-b").Device("gpu", testDriver, testNode, "gpu-5").Share("s-b", map[string]string{"memory": "10Gi"}).
+				Config(resourceapi.AllocationConfigSourceClaim, testDriver, tsLong).Obj(),
+			utiltesting.MakeResourceClaim("share-two", "default").UID("uid-share-two").
+				Device("a", testDriver, testNode, "gpu-6").Share("s-c", map[string]string{"memory": "1Gi"}).
+				Device("b", testDriver, testNode, "gpu-6").Share("s-d", map[string]string{"memory": "1Gi"}).Obj(),
+		}
+	case 1:
 		e := newTestNodeEnv(t, "hgx-h100-8")
 		mps := `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`
 		return e, []*resourceapi.ResourceClaim{
@@ -225,6 +239,11 @@ func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*res
 		}
 		if _, ok := prepared["uid-ts"]; ok && g.Minor == 1 {
 			wantSlice = nvml.TimeSliceLong
+		}
+		_, shareA := prepared["uid-share-a"]
+		_, shareB := prepared["uid-share-b"]
+		if (shareA || shareB) && g.Minor == 5 {
+			wantSlice = nvml.TimeSliceLong // until the last share of gpu-5 goes
 		}
 		if mode != wantMode || slice != wantSlice {
 			t.Errorf("%s: GPU %d has compute mode %v and time slice %v, want %v and %v", trial, g.Minor, mode, slice, wantMode, wantSlice)

@@ -32,6 +32,9 @@
 //   - device_names.go, device_attributes.go: GPU and MIG devices as
 //     resource.k8s.io devices (compatible names plus cliqueID).
 //   - partitionable_mig.go: shared counters and profile/placement devices.
+//   - consumable_shares.go: --consumable-shares (NVIDIA's modes): devices
+//     published for several claims at once, and the rules for preparing a
+//     share next to other shares.
 //   - resourceslices.go: the pool, split into slices within the limits.
 //   - clique_label.go: the nvidia.com/gpu.clique node label, its refresh and
 //     the retries of a failed write.

@@ -64,6 +64,10 @@ type Config struct {
 	// Gates are the feature gates (FeatureGates); the zero Set is their
 	// defaults.
 	Gates featuregates.Set
+	// Shares publishes devices for several claims at once (consumable
+	// capacity); it needs the ConsumableShares gate. The zero value is
+	// disabled.
+	Shares Shares
 	// StaleClaimInterval is how often claims whose ResourceClaim is gone are
 	// cleaned up. Default 1 minute.
 	StaleClaimInterval time.Duration
@@ -135,6 +139,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	if cfg.Gates.IsZero() {
 		cfg.Gates = featuregates.Defaults(FeatureGates)
+	}
+	if err := CheckShares(cfg.Shares, cfg.Gates); err != nil {
+		return nil, err
 	}
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)

@@ -29,6 +29,7 @@ const (
 	MPSSupport            = "MPSSupport"
 	NVMLDeviceHealthCheck = "NVMLDeviceHealthCheck"
 	DynamicMIG            = "DynamicMIG"
+	ConsumableShares      = "ConsumableShares"
 )
 
 // FeatureGates are the gates of --feature-gates.
@@ -37,6 +38,7 @@ var FeatureGates = []featuregates.Gate{
 	{Name: MPSSupport, Default: true, Doc: "GpuConfig/MigDeviceConfig sharing.strategy MPS (exclusive-process compute mode, MPS limits in the environment); off: such claims are refused at prepare."},
 	{Name: NVMLDeviceHealthCheck, Default: true, Doc: "Xid events and lost-GPU probes taint unhealthy devices in the ResourceSlices; off: devices are never tainted."},
 	{Name: DynamicMIG, Default: false, Doc: "partitionable MIG, as --partitionable-mig."},
+	{Name: ConsumableShares, Default: false, Doc: "alpha, as NVIDIA's: --consumable-shares may publish GPUs and MIG devices for several claims at once (consumable capacity); off: --consumable-shares other than disabled is refused."},
 }
 
 // sharingGate is the gate a sharing strategy needs, if any.

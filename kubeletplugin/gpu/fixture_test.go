@@ -34,6 +34,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
@@ -62,12 +63,19 @@ type testNodeEnv struct {
 	partition bool
 	// driverFiles puts the mock's driver's user-space files in the host root.
 	driverFiles bool
+	// shares is the plugin's --consumable-shares (with the gate on).
+	shares Shares
 }
 
 type envOption func(*mock.Config, *testNodeEnv)
 
 func withDynamicMIG() envOption {
 	return func(c *mock.Config, e *testNodeEnv) { c.MIG = mock.MIGDynamic; e.partition = true }
+}
+
+// withShares runs the plugin with --consumable-shares and the ConsumableShares gate on.
+func withShares(s Shares) envOption {
+	return func(_ *mock.Config, e *testNodeEnv) { e.shares = s }
 }
 
 // withDriverFiles installs a driver of the mock's version in the host root
@@ -173,7 +181,14 @@ func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	cfg := Config{DriverName: testDriver, NodeName: testNode, PartitionableMIG: e.partition, HostRoot: e.hostRoot}
+	cfg := Config{DriverName: testDriver, NodeName: testNode, PartitionableMIG: e.partition, HostRoot: e.hostRoot, Shares: e.shares}
+	if e.shares.Enabled() {
+		gates, err := featuregates.Parse(FeatureGates, ConsumableShares+"=true")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		cfg.Gates = gates
+	}
 	ledger, err := usage.Open(e.usage, usage.Options{Node: testNode, Clock: e.clock})
 	if err != nil {
 		e.t.Fatal(err)

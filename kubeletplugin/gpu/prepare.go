@@ -52,6 +52,10 @@ type deviceData struct {
 	ExclusiveProcess bool `json:"exclusiveProcess,omitempty"`
 	// Usage is what the usage ledger records of the device.
 	Usage *usageFacts `json:"usage,omitempty"`
+	// ShareSharing is, for one share of a device, the sharing the share's
+	// config asks of the whole device (sharingSignature); every share
+	// prepared on a device must ask the same.
+	ShareSharing string `json:"shareSharing,omitempty"`
 }
 
 // preparedDevice is a device being prepared.
@@ -64,8 +68,13 @@ type preparedDevice struct {
 	ParentMinor int
 	Data        deviceData
 	SharingEnv  []string
-	config      apiv1beta1.DeviceConfig
-	partition   *partitionRef
+	// ShareID and Consumed are set for one share of a device that allows
+	// multiple allocations: the allocation result's shareID and
+	// consumedCapacity.
+	ShareID   string
+	Consumed  map[string]string
+	config    apiv1beta1.DeviceConfig
+	partition *partitionRef
 }
 
 type partitionRef struct {
@@ -140,7 +149,12 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 	s.crash.At("devices-applied")
 
 	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(s.hostDevices, s.driverFiles)}
+	edited := map[string]bool{}
 	for _, p := range devices {
+		if edited[p.Name] {
+			continue // a second share of the device in this claim: one CDI device
+		}
+		edited[p.Name] = true
 		dev, err := deviceEdits(s.hostDevices, p)
 		if err != nil {
 			_ = s.undoClaim(ctx, uid, state)
@@ -171,7 +185,10 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 
 func checkpointDevice(pool string, p preparedDevice, cdiIDs []string) checkpoint.PreparedDevice {
 	data, _ := json.Marshal(p.Data)
-	return checkpoint.PreparedDevice{Requests: p.Requests, Pool: pool, Device: p.Name, CDIDeviceIDs: cdiIDs, AdminAccess: p.AdminAccess, Data: data}
+	return checkpoint.PreparedDevice{
+		Requests: p.Requests, Pool: pool, Device: p.Name, CDIDeviceIDs: cdiIDs, AdminAccess: p.AdminAccess,
+		ShareID: p.ShareID, ConsumedCapacity: p.Consumed, Data: data,
+	}
 }
 
 // planDevices checks the claim's allocation against the node and the
@@ -187,14 +204,22 @@ func (s *nodeState) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDev
 		if r.Pool != s.poolName() {
 			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s is in pool %q, this node's pool is %q", r.Device, r.Pool, s.poolName())}
 		}
-		if i, dup := index[r.Device]; dup {
+		key, shareID := r.Device, ""
+		if r.ShareID != nil {
+			shareID = string(*r.ShareID)
+			key += "/" + shareID
+		}
+		if i, dup := index[key]; dup {
 			// The same device for two requests of one claim (admin access):
 			// one device, both requests.
 			devices[i].Requests = append(devices[i].Requests, r.Request)
 			continue
 		}
 		admin := r.AdminAccess != nil && *r.AdminAccess
-		if owner, taken := s.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID)); taken && !admin {
+		if shareID != "" && !s.cfg.Shares.Enabled() {
+			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s is allocated as share %s, but this node publishes no consumable shares (--consumable-shares disabled); the allocation was made from an earlier setting: delete the claim's pods so that it is allocated again", r.Device, shareID)}
+		}
+		if owner, taken := s.ledger.Checkpoint().DeviceOwner(r.Pool, r.Device, string(claim.UID), shareID != ""); taken && !admin {
 			return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s is already prepared for claim %s", r.Device, owner)}
 		}
 		p, err := s.planDevice(r.Device)
@@ -205,9 +230,14 @@ func (s *nodeState) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDev
 		if admin && p.partition != nil {
 			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s: admin access to a partitionable MIG device is not supported (it only exists while its owner holds it)", r.Device)}
 		}
-		if p.partition != nil {
+		if shareID != "" && p.partition != nil {
+			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s is allocated as share %s, but partitionable MIG devices are published for one claim only", r.Device, shareID)}
+		}
+		p.ShareID, p.Consumed = shareID, consumedCapacity(r)
+		if s.onPartitionableGPU(p) {
 			// Two partitions of one GPU whose memory slices overlap cannot
-			// both exist.
+			// both exist, nor a partition next to a claim (or share) of the
+			// whole GPU.
 			if other, ok := s.overlappingPartition(p, string(claim.UID), devices); ok {
 				return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s overlaps %s, which is prepared", r.Device, other)}
 			}
@@ -222,8 +252,13 @@ func (s *nodeState) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDev
 			cfg, _ = apiv1beta1.DefaultConfig(p.Data.Type)
 		}
 		p.config = cfg
+		if shareID != "" {
+			if err := s.checkShareSharing(&p, string(claim.UID), devices); err != nil {
+				return nil, &prepareError{reason: reasonConfig, err: err}
+			}
+		}
 		s.planUsage(claim, r.Request, &p)
-		index[r.Device] = len(devices)
+		index[key] = len(devices)
 		devices = append(devices, p)
 	}
 	if err := s.planSharing(devices); err != nil {
@@ -260,8 +295,26 @@ func (s *nodeState) planDevice(name string) (preparedDevice, error) {
 	return preparedDevice{}, fmt.Errorf("device %s is not published by this node", name)
 }
 
+// onPartitionableGPU is true for a partition and for the full GPU of a
+// partitionable GPU: the devices whose memory slices can overlap.
+func (s *nodeState) onPartitionableGPU(p preparedDevice) bool {
+	if p.partition != nil {
+		return true
+	}
+	if !s.cfg.PartitionableMIG || p.Data.Type != deviceTypeGpu {
+		return false
+	}
+	for _, g := range s.inventory.GPUs {
+		if g.UUID == p.Data.UUID {
+			return isPartitionable(g)
+		}
+	}
+	return false
+}
+
 // overlappingPartition reports a prepared device on the same GPU whose memory
-// slices intersect p's (the full GPU intersects everything).
+// slices intersect p's (the full GPU intersects everything). Holders of p's
+// own device are DeviceOwner's to judge (shares of one device coexist).
 func (s *nodeState) overlappingPartition(p preparedDevice, claimUID string, pending []preparedDevice) (string, bool) {
 	span := func(name string) (string, int, int, bool) {
 		for _, g := range s.inventory.GPUs {
@@ -276,6 +329,9 @@ func (s *nodeState) overlappingPartition(p preparedDevice, claimUID string, pend
 	}
 	pu, ps, pe, _ := span(p.Name)
 	overlaps := func(name string) bool {
+		if name == p.Name {
+			return false
+		}
 		u, s, e, ok := span(name)
 		return ok && u == pu && s < pe && ps < e
 	}

@@ -30,6 +30,12 @@ type PublishOptions struct {
 	PartitionableMIG bool
 	// Taints per device name (health).
 	Taints map[string][]resourceapi.DeviceTaint
+	// Shares publishes full GPUs and static MIG devices for several claims
+	// at once (consumable_shares.go). Partitionable MIG devices stay
+	// exclusive: their instance exists for one claim; a shared full GPU
+	// consumes the GPU's counters once, so no partition is allocated while a
+	// share holds it, and no share while a partition does.
+	Shares Shares
 }
 
 // poolDevices lists the node's devices and shared counter sets.
@@ -40,14 +46,20 @@ func poolDevices(inv Inventory, opts PublishOptions) ([]resourceapi.Device, []re
 		switch {
 		case opts.PartitionableMIG && isPartitionable(g):
 			counters = append(counters, counterSet(g))
-			devices = append(devices, partitionDevices(inv, g)...)
+			parts := partitionDevices(inv, g)
+			opts.Shares.shareable(&parts[0]) // the full GPU
+			devices = append(devices, parts...)
 		case g.MIGEnabled:
 			// A MIG-enabled GPU publishes its MIG devices, not itself.
 			for _, m := range g.MigDevices {
-				devices = append(devices, migDevice(inv, g, m.Profile, m.GIProfileID, m.Placement, m.Capacities, m.UUID))
+				dev := migDevice(inv, g, m.Profile, m.GIProfileID, m.Placement, m.Capacities, m.UUID)
+				opts.Shares.shareable(&dev)
+				devices = append(devices, dev)
 			}
 		default:
-			devices = append(devices, gpuDevice(inv, g))
+			dev := gpuDevice(inv, g)
+			opts.Shares.shareable(&dev)
+			devices = append(devices, dev)
 		}
 	}
 	for i := range devices {

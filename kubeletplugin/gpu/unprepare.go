@@ -81,7 +81,11 @@ func (s *nodeState) undoClaim(ctx context.Context, uid string, cs checkpoint.Cla
 				continue
 			}
 		}
-		if err := s.undoSharing(data); err != nil && !lost(ctx, dev.Device, err) {
+		if s.sharedWithOthers(uid, dev) {
+			// Another claim's share of the device needs its settings (they
+			// agree: checkShareSharing); its unprepare resets them.
+			logger.V(2).Info("Device still shared by another claim, its sharing settings stay", "device", dev.Device)
+		} else if err := s.undoSharing(data); err != nil && !lost(ctx, dev.Device, err) {
 			errs = append(errs, fmt.Errorf("device %s: %w", dev.Device, err))
 		}
 		s.crash.At("unprepare-sharing-undone")

@@ -95,7 +95,10 @@ func usageDevices(cs checkpoint.ClaimState) []usage.Device {
 	for _, dev := range cs.Devices {
 		var data deviceData
 		_ = json.Unmarshal(dev.Data, &data)
-		u := usage.Device{Name: dev.Device, Type: data.Type, UUID: data.UUID, ParentUUID: data.ParentUUID, AdminAccess: dev.AdminAccess}
+		u := usage.Device{
+			Name: dev.Device, Type: data.Type, UUID: data.UUID, ParentUUID: data.ParentUUID, AdminAccess: dev.AdminAccess,
+			ShareID: dev.ShareID, ConsumedCapacity: maps.Clone(dev.ConsumedCapacity),
+		}
 		if f := data.Usage; f != nil {
 			u.Class, u.MemoryBytes, u.Profile, u.MemorySlices, u.ParentMemorySlices, u.Sharing = f.Class, f.MemoryBytes, f.Profile, f.MemorySlices, f.ParentMemorySlices, f.Sharing
 		}

@@ -136,6 +136,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 		// means a driver whose files the containers need.
 		RequireDriverFiles: o.NVML.Mode == backend.ModeReal,
 		Gates:              o.gates,
+		Shares:             o.shares,
 		UsageRetention:     o.usageRetention,
 	}, gpu.Deps{
 		NVML:       lib,
@@ -162,7 +163,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 		logger.Error(err, "Setting the node clique label failed; retrying")
 	}
 	inv := driver.Inventory()
-	logger.Info("GPU kubelet plugin started", "driver", o.DriverName, "gpus", len(inv.GPUs), "clique", inv.CliqueID, "partitionableMIG", o.partitionableMIG)
+	logger.Info("GPU kubelet plugin started", "driver", o.DriverName, "gpus", len(inv.GPUs), "clique", inv.CliqueID, "partitionableMIG", o.partitionableMIG, "consumableShares", o.shares.String())
 	driver.Run(ctx)
 	// Later fatal errors are dropped; after this Do, reading fatalErr is safe.
 	fatalOnce.Do(func() {})

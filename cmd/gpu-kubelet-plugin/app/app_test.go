@@ -55,6 +55,9 @@ func TestParseRejects(t *testing.T) {
 		"a relative driver root":                {args: []string{"--node-name=n", "--driver-root=driver-root"}, wantErr: `--driver-root "driver-root": must be an absolute path`},
 		"a relative driver root host path":      {args: []string{"--node-name=n", "--driver-root-host-path=run/nvidia/driver"}, wantErr: `--driver-root-host-path "run/nvidia/driver": must be an absolute path`},
 		"a usage retention under an hour":       {args: []string{"--node-name=n", "--usage-retention=5m"}, wantErr: "--usage-retention 5m0s: must be at least 1h"},
+		"consumable shares that are no mode":    {args: []string{"--node-name=n", "--feature-gates=ConsumableShares=true", "--consumable-shares=half"}, wantErr: `--consumable-shares "half": allowed: disabled, unlimited, memory, or a positive integer`},
+		"zero consumable shares":                {args: []string{"--node-name=n", "--feature-gates=ConsumableShares=true", "--consumable-shares=0"}, wantErr: `--consumable-shares "0": allowed`},
+		"consumable shares with the gate off":   {args: []string{"--node-name=n", "--consumable-shares=unlimited"}, wantErr: "--consumable-shares unlimited needs the feature gate ConsumableShares"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -224,6 +227,31 @@ func TestDriverRootDefaults(t *testing.T) {
 			}
 			if o.driverRoot != tc.wantRoot || o.driverRootHostPath != tc.wantHostPath {
 				t.Errorf("driver root %q on host path %q, want %q on %q", o.driverRoot, o.driverRootHostPath, tc.wantRoot, tc.wantHostPath)
+			}
+		})
+	}
+}
+
+func TestConsumableSharesFromFlagOrEnvironment(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		env  map[string]string
+		want gpu.Shares
+	}{
+		"off unless asked":                  {args: []string{"--node-name=n"}, want: gpu.Shares{Mode: gpu.SharesDisabled}},
+		"the chart's CONSUMABLE_SHARES":     {args: []string{"--node-name=n", "--feature-gates=ConsumableShares=true"}, env: map[string]string{"CONSUMABLE_SHARES": "memory"}, want: gpu.Shares{Mode: gpu.SharesMemory}},
+		"the flag over the environment":     {args: []string{"--node-name=n", "--feature-gates=ConsumableShares=true", "--consumable-shares=4"}, env: map[string]string{"CONSUMABLE_SHARES": "memory"}, want: gpu.Shares{Mode: gpu.SharesCount, Count: 4}},
+		"an empty CONSUMABLE_SHARES is off": {args: []string{"--node-name=n"}, env: map[string]string{"CONSUMABLE_SHARES": ""}, want: gpu.Shares{Mode: gpu.SharesDisabled}},
+		"unlimited with the gate on":        {args: []string{"--node-name=n", "--feature-gates=ConsumableShares=true", "--consumable-shares=unlimited"}, want: gpu.Shares{Mode: gpu.SharesUnlimited}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o, err := parse(tc.args, func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.shares != tc.want {
+				t.Errorf("shares = %+v, want %+v", o.shares, tc.want)
 			}
 		})
 	}

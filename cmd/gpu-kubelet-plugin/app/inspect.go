@@ -50,7 +50,7 @@ func inspect(ctx context.Context, o *options, lib nvml.Interface, out io.Writer)
 	if err != nil {
 		return err
 	}
-	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.NodeName, PartitionableMIG: o.partitionableMIG})
+	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.NodeName, PartitionableMIG: o.partitionableMIG, Shares: o.shares})
 	report := InspectReport{
 		NodeName: o.NodeName, DriverName: o.DriverName, CliqueID: inv.CliqueID, CliqueLabel: gpu.CliqueLabel,
 		DriverVersion: inv.DriverVersion, CUDADriverVersion: inv.CUDADriverVersion, PartitionableMIG: o.partitionableMIG,

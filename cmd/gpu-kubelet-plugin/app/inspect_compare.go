@@ -56,7 +56,7 @@ func compareWithProfile(ctx context.Context, o *options, profile string, real []
 	if err != nil {
 		return nil, fmt.Errorf("--compare-profile: %w", err)
 	}
-	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.NodeName, PartitionableMIG: o.partitionableMIG})
+	res := gpu.BuildResources(inv, gpu.PublishOptions{PoolName: o.NodeName, PartitionableMIG: o.partitionableMIG, Shares: o.shares})
 	return &ProfileComparison{Profile: profile, Differences: diffDevices(real, gpu.ResourceSlices(o.DriverName, o.NodeName, res))}, nil
 }
 

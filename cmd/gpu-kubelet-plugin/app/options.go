@@ -35,6 +35,8 @@ type options struct {
 	partitionableMIG bool
 	featureGates     string
 	gates            featuregates.Set
+	consumableShares string
+	shares           gpu.Shares
 	// driverRoot and driverRootHostPath are set to their defaults by parse.
 	driverRoot         string
 	driverRootHostPath string
@@ -59,6 +61,11 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.BoolVar(&o.partitionableMIG, "partitionable-mig", false, "Publish MIG-enabled GPUs as shared counters and every profile/placement, and create MIG instances on prepare (KEP-4815).")
 	fs.StringVar(&o.featureGates, "feature-gates", "", featuregates.Help(gpu.FeatureGates))
+	sharesDefault, ok := lookup("CONSUMABLE_SHARES")
+	if !ok || sharesDefault == "" {
+		sharesDefault = string(gpu.SharesDisabled)
+	}
+	fs.StringVar(&o.consumableShares, "consumable-shares", sharesDefault, "Publish GPUs and static MIG devices for several claims at once (consumable capacity; needs the ConsumableShares gate): disabled; unlimited (any number of claims, memory requests optional, default 0); memory (a claim gets the memory it asks for, all of it by default, never more than the device has); or a positive integer N (N shares per device, one per claim by default) [env CONSUMABLE_SHARES].")
 	fs.StringVar(&o.driverRoot, "driver-root", "", "Directory where the NVIDIA driver's root (its libraries and tools, mounted into GPU containers) is visible; empty: --host-root.")
 	fs.StringVar(&o.driverRootHostPath, "driver-root-host-path", "", "Path of the driver root on the host, which the CDI mounts name (/ for a driver installed on the host, /run/nvidia/driver for the GPU Operator's); empty: --driver-root.")
 	fs.DurationVar(&o.usageRetention, "usage-retention", gpu.DefaultUsageRetention, "How long the usage ledger (usage.jsonl next to the checkpoint, served at /usage on --metrics-address) keeps closed usage intervals; the metering component must read the ledger within this time or lose them (e.g. 744h).")
@@ -76,6 +83,12 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 		return nil, err
 	}
 	if o.gates, err = featuregates.Parse(gpu.FeatureGates, o.featureGates); err != nil {
+		return nil, err
+	}
+	if o.shares, err = gpu.ParseShares(o.consumableShares); err != nil {
+		return nil, err
+	}
+	if err := gpu.CheckShares(o.shares, o.gates); err != nil {
 		return nil, err
 	}
 	if o.usageRetention < time.Hour {

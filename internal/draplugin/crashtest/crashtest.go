@@ -19,6 +19,7 @@
 package crashtest
 
 import (
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -204,8 +205,11 @@ func Trials(t *testing.T, def int) (int, *rand.Rand) {
 // device (or slot) is in two claims.
 func CheckRecorded(t testing.TB, recorded map[string]checkpoint.ClaimState, prepared map[string]bool, trial string) {
 	t.Helper()
-	owner := map[string]string{}
-	for uid, cs := range recorded {
+	// A device belongs to one claim, or to any number of claims each holding a share of it (consumable
+	// capacity), never both.
+	owner, sharer := map[string]string{}, map[string]string{}
+	for _, uid := range slices.Sorted(maps.Keys(recorded)) {
+		cs := recorded[uid]
 		if !prepared[uid] {
 			t.Errorf("%s: claim %s is recorded (%s) but not prepared", trial, uid, cs.Status)
 		}
@@ -213,10 +217,18 @@ func CheckRecorded(t testing.TB, recorded map[string]checkpoint.ClaimState, prep
 			t.Errorf("%s: claim %s is %s, want %s", trial, uid, cs.Status, checkpoint.PrepareCompleted)
 		}
 		for _, dev := range cs.Devices {
-			if other, taken := owner[dev.Device]; taken {
+			other, taken := owner[dev.Device]
+			if !taken && dev.ShareID == "" {
+				other, taken = sharer[dev.Device]
+			}
+			if taken && other != uid {
 				t.Errorf("%s: device %s is prepared for claims %s and %s", trial, dev.Device, other, uid)
 			}
-			owner[dev.Device] = uid
+			if dev.ShareID == "" {
+				owner[dev.Device] = uid
+			} else {
+				sharer[dev.Device] = uid
+			}
 		}
 	}
 	for uid := range prepared {
