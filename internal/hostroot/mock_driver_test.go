@@ -18,7 +18,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
 )
 
 // kindProcDevices is the character-device part of a kind node's /proc/devices
