@@ -35,7 +35,7 @@ trap 'k delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; rm -rf "$wo
 # The chart as installed (helm get manifest), as JSON: per container the user its securityContext (container,
 # then pod) names, else the image's USER.
 "$HELM" get manifest "$RELEASE" -n "$NAMESPACE" | k create --dry-run=client -o json -f - >"$work/manifest.json"
-jq -r '.items[] | select(.kind == "Deployment" or .kind == "DaemonSet") | . as $w
+jq -rs '[.[] | if .kind == "List" then .items[] else . end] | .[] | select(.kind == "Deployment" or .kind == "DaemonSet") | . as $w
   | .spec.template.spec.containers[]
   | [$w.kind, $w.metadata.name, ($w.spec.selector.matchLabels | to_entries | map("\(.key)=\(.value)") | join(",")),
      .name, .image, (.securityContext.runAsUser // $w.spec.template.spec.securityContext.runAsUser // "image") | tostring]
@@ -50,10 +50,13 @@ while read -r kind name selector container image want; do
   else
     src="the chart's securityContext.runAsUser"
   fi
-  k -n "$NAMESPACE" rollout status "$kind/$name" --timeout=180s >/dev/null || fail "$kind/$name did not roll out"
-  pods=$(k -n "$NAMESPACE" get pods -l "$selector" -o json)
-  n=$(echo "$pods" | jq '[.items[] | select(.status.phase == "Running")] | length')
-  [[ $n -gt 0 ]] || fail "$kind/$name: no running pod (selector $selector)"
+  for _ in $(seq 1 90); do # (the IMEX daemons start once the GPU plugin labeled the node's clique)
+    pods=$(k -n "$NAMESPACE" get pods -l "$selector" -o json)
+    n=$(echo "$pods" | jq '[.items[] | select(.status.phase == "Running")] | length')
+    [[ $n -gt 0 ]] && break
+    sleep 2
+  done
+  [[ $n -gt 0 ]] || fail "$kind/$name: no running pod (selector $selector) in 180s"
   while read -r pod node cid; do
     [[ -n $cid ]] || fail "$kind/$name pod $pod: container $container has no container ID"
     pid=$(docker exec "$node" ctr -n k8s.io task ls | awk -v id="${cid#containerd://}" '$1 == id {print $2}')
@@ -116,7 +119,7 @@ docker exec "$node" cat "$spec" >"$work/gpu-spec.json"
 say "gpu-pod on $node, claim $claim; the CDI spec our plugin wrote: $node:$spec"
 jq -c '{kind, devices: [.devices[] | {name, env: .containerEdits.env, deviceNodes: [.containerEdits.deviceNodes[]? | .path], mounts: [.containerEdits.mounts[]? | .containerPath]}], common: {env: .containerEdits.env, deviceNodes: [.containerEdits.deviceNodes[]? | .path], mounts: [.containerEdits.mounts[]? | "\(.hostPath) -> \(.containerPath)"]}}' "$work/gpu-spec.json"
 say "inside gpu-pod (kubectl exec):"
-inside=$(k -n "$ns" exec gpu-pod -- sh -c 'ls -l /dev/nvidia* 2>&1; env | grep ^NVIDIA_ | sort; grep -E "nvidia|cuda" /proc/mounts | cut -d" " -f2,4 || true')
+inside=$(k -n "$ns" exec gpu-pod -- sh -c 'ls -l /dev/nvidia* 2>&1; env | grep ^NVIDIA_ | sort')
 echo "$inside" | sed 's/^/    /'
 for dev in $(jq -r '[.containerEdits.deviceNodes[]?, .devices[].containerEdits.deviceNodes[]?] | .[].path' "$work/gpu-spec.json"); do
   echo "$inside" | grep -qE "^c.* $dev\$" || fail "$dev of the CDI spec is not a character device in the container"
@@ -127,8 +130,12 @@ done
 mounts=$(jq -r '[.containerEdits.mounts[]?, .devices[].containerEdits.mounts[]?] | .[].containerPath' "$work/gpu-spec.json")
 # The driver's libraries are there: the node has the mock driver's files at the chart's driverRoot.
 echo "$mounts" | grep -q '/libnvidia-ml\.so\.[0-9]' || fail "the CDI spec mounts no libnvidia-ml.so.<version> (is the chart's driverRoot the node's mock driver?)"
+# Each mount point as /proc/mounts inside the container has it (its path resolved: /lib is /usr/lib on Debian 13),
+# with its first option.
+in_mounts=$(k -n "$ns" exec gpu-pod -- sh -c 'for m in "$@"; do r=$(readlink -f "$m"); awk -v m="$m" -v r="$r" '"'"'$2 == r {split($4, o, ","); print m, o[1]; f = 1} END {if (!f) print m, "missing"}'"'"' /proc/mounts; done' sh $mounts)
+echo "$in_mounts" | sed 's/^/    mount: /'
 for m in $mounts; do
-  echo "$inside" | grep -q "^$m ro," || fail "mount $m of the CDI spec is not a read-only mount in the container"
+  echo "$in_mounts" | grep -qxF "$m ro" || fail "mount $m of the CDI spec is not a read-only mount in the container"
 done
 say "every device node, variable and mount ($(echo "$mounts" | grep -c .)) of the CDI spec is in the container"
 k -n "$ns" exec gpu-pod -- nvidia-smi >"$work/smi" 2>&1 || fail "the driver's nvidia-smi, mounted from the CDI spec, does not run: $(cat "$work/smi")"
