@@ -12,6 +12,9 @@
 #    podCIDR and a route to every other node's podCIDR, which is what kindnet does, without kindnet's image).
 # 3. KIND_NODE_IMAGE: what `kind build node-image` does, by hand: binaries into /usr/bin, /kind/version, the
 #    default CNI and storage manifests, images imported into containerd's k8s.io namespace, `docker commit`.
+#    Ours besides: the mock NVIDIA driver's user-space files under MOCK_DRIVER_ROOT (hack/mock-driver-root, the
+#    driver version of the mock profile MOCK_PROFILE), the driverRoot of the chart's ci/kind-values.yaml, so that
+#    the GPU plugin's CDI specs mount the driver's libraries and tools into GPU containers as on a GPU node.
 #    (kind's own builder would `ctr content fetch` every image it did not build from a registry.)
 set -euo pipefail
 
@@ -22,6 +25,8 @@ ETCD_VERSION=${ETCD_VERSION:-v3.7.0}
 KIND_BASE_IMAGE=${KIND_BASE_IMAGE:-computedomain-operator/kind-base:$KIND_VERSION-trixie}
 KIND_NODE_IMAGE=${KIND_NODE_IMAGE:-computedomain-operator/kind-node:$KUBE_VERSION}
 CNI_IMAGE=${CNI_IMAGE:-computedomain-operator/kind-cni:$KUBE_VERSION}
+MOCK_PROFILE=${MOCK_PROFILE:-gb200-nvl72}
+MOCK_DRIVER_ROOT=${MOCK_DRIVER_ROOT:-/opt/nvidia-mock-driver}
 BIN=${BIN:-$root/bin}
 DOCKER=${DOCKER:-docker}
 kube_bin=$BIN/kube/$KUBE_VERSION
@@ -204,7 +209,11 @@ COPY kubectl cni-routes.sh /usr/local/bin/
 ENTRYPOINT [\"/usr/local/bin/cni-routes.sh\"]"
 
 # ---- 3. the node image ----
-node_stamp="$self_sum-$base_stamp-$(for i in "${images[@]}"; do docker image inspect -f '{{.Id}}' "$i"; done | sha256sum | cut -c1-12)-$(sum "$kube_bin"/kubelet "$kube_bin"/kubeadm "$kube_bin"/kubectl)"
+mock_driver=$work/mock-driver
+rm -rf "$mock_driver"
+(cd "$root" && go run ./hack/mock-driver-root --profile "$MOCK_PROFILE" "$mock_driver")
+mock_driver_sum=$(cd "$mock_driver" && find . | sort | tar -cf - --no-recursion --mtime=@0 --owner=0 --group=0 -T - | sha256sum | cut -c1-12)
+node_stamp="$self_sum-$base_stamp-$(for i in "${images[@]}"; do docker image inspect -f '{{.Id}}' "$i"; done | sha256sum | cut -c1-12)-$(sum "$kube_bin"/kubelet "$kube_bin"/kubeadm "$kube_bin"/kubectl)-$mock_driver_sum"
 if [[ "$(stamp_of "$KIND_NODE_IMAGE")" == "$node_stamp" ]]; then
   log "$KIND_NODE_IMAGE is up to date"
   exit 0
@@ -220,6 +229,9 @@ for b in kubelet kubeadm kubectl; do
   docker exec "$cid" chmod 0755 "/usr/bin/$b"
 done
 docker exec "$cid" bash -c "mkdir -p /kind/manifests && echo -n $KUBE_VERSION >/kind/version"
+docker exec "$cid" mkdir -p "$MOCK_DRIVER_ROOT"
+docker cp "$mock_driver/." "$cid:$MOCK_DRIVER_ROOT"
+docker exec "$cid" chown -R root:root "$MOCK_DRIVER_ROOT"
 docker exec -i "$cid" bash -c 'cat >/kind/manifests/default-cni.yaml' <<EOF
 # The CNI of this offline node image (kind's default CNI is kindnet, whose image is not built here): on every
 # node, ptp + host-local on the node's podCIDR and a route to each other node's podCIDR via its InternalIP.

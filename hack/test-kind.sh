@@ -23,10 +23,10 @@ DOCKER=${DOCKER:-docker}
 IMAGE=${IMAGE:-ghcr.io/computedomain-operator/computedomain-operator:dev}
 KIND_CLUSTER=${KIND_CLUSTER:-computedomain-operator}
 KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
-# The suite's specs that run on this kind cluster (2 mock GB200 workers of 4 GPUs, no MIG or HGX node, no IMEX
-# channel device numbers on a kind node): E2E_FOCUS="" runs the whole suite (the others fail or wait out their
-# timeouts; see docs/kind.md). Not "A Job of GPU pods": its pods run nvidia-smi, which a kind node has not.
-E2E_FOCUS=${E2E_FOCUS-The GPU cluster has|A pod with a GPU claim|An unmodified pod asking for nvidia.com/gpu|A manifest of an older resource.k8s.io version|A gang of two GPU pods|The kubelet plugins of the chart}
+# The suite's specs that run on this kind cluster (2 mock GB200 workers of 4 GPUs, no MIG or HGX node):
+# E2E_FOCUS="" runs the whole suite (the others fail or wait out their timeouts; see docs/kind.md).
+# "A Job of GPU pods" runs nvidia-smi in its pods: the mock driver's, mounted from the node's driver root.
+E2E_FOCUS=${E2E_FOCUS-The GPU cluster has|A pod with a GPU claim|A Job of GPU pods|An unmodified pod asking for nvidia.com/gpu|A manifest of an older resource.k8s.io version|A gang of two GPU pods|The kubelet plugins of the chart|The two-pod ComputeDomain demo|Two teams|Two tenants in two namespaces}
 export KUBE_VERSION KIND_VERSION ETCD_VERSION BIN DOCKER
 kubeconfig=$BIN/kind.kubeconfig
 times=$BIN/test-kind.times
@@ -106,6 +106,7 @@ step "docker run IMAGE <binary> --help" image_help
 step "kind create cluster" create_cluster
 step "kind load + helm install --wait" install
 if [[ -x hack/kind-checks.sh ]]; then
-  step "node checks (hack/kind-checks.sh)" env KUBECTL="$BIN/kube/$KUBE_VERSION/kubectl" KUBECONFIG="$kubeconfig" KIND_CLUSTER="$KIND_CLUSTER" hack/kind-checks.sh
+  step "node checks (hack/kind-checks.sh)" env KUBECTL="$BIN/kube/$KUBE_VERSION/kubectl" KUBECONFIG="$kubeconfig" HELM="$HELM" \
+    RELEASE=cdo NAMESPACE=computedomain-operator KIND_CLUSTER="$KIND_CLUSTER" hack/kind-checks.sh
 fi
 step "e2e suite on kind" e2e

@@ -71,11 +71,20 @@ func waitForReadyDomain(ctx context.Context, cl client.Client, ns, name string) 
 	return d
 }
 
-// imexChannels are the IMEX channel device nodes in a pod's recorded CDI edits.
-func imexChannels(pod *corev1.Pod, container string) []string {
+// imexChannels are the IMEX channel device nodes ("channel3") a pod's container has: on the simulated cluster,
+// whose nodes run no container, those of its recorded CDI edits; on a real cluster (kind), the character devices
+// under /dev/nvidia-caps-imex-channels inside the running container (kubectl exec), as containerd injected them
+// from the CDI spec our plugin wrote.
+func imexChannels(ctx context.Context, pod *corev1.Pod, container string) []string {
+	var got []string
+	if env.sim == nil {
+		out, err := execInContainer(ctx, pod, container, "sh", "-c",
+			"for f in /dev/nvidia-caps-imex-channels/*; do [ -c \"$f\" ] && echo \"${f##*/}\"; done; true")
+		Expect(err).NotTo(HaveOccurred())
+		return strings.Fields(out)
+	}
 	edits, err := nodeagent.DecodeCDIEdits(pod.Annotations)
 	Expect(err).NotTo(HaveOccurred())
-	var got []string
 	for _, n := range edits[container].DeviceNodes {
 		if strings.HasPrefix(n.Path, "/dev/nvidia-caps-imex-channels/") {
 			got = append(got, filepath.Base(n.Path))
@@ -150,8 +159,8 @@ var _ = Describe("Two teams' ComputeDomains in one rack, with pods on one node",
 		}).WithTimeout(podStartTimeout).Should(Succeed())
 
 		if simulatedChecks("recorded CDI edits") {
-			Expect(imexChannels(podA, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", a.channel)}), "team-a's pod sees only team-a's channel")
-			Expect(imexChannels(podB, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", b.channel)}), "team-b's pod sees only team-b's channel")
+			Expect(imexChannels(ctx, podA, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", a.channel)}), "team-a's pod sees only team-a's channel")
+			Expect(imexChannels(ctx, podB, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", b.channel)}), "team-b's pod sees only team-b's channel")
 		}
 
 		By("recording what team-a's domain caused: its pod's claims and their CDI files, no object in the operator namespace")

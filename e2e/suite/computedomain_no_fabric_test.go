@@ -55,7 +55,7 @@ var _ = Describe("A ComputeDomain on a node without a multi-node NVLink fabric",
 		Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
 
 		if simulatedChecks("recorded CDI edits") {
-			Expect(imexChannels(pod, "ctr")).To(BeEmpty(), "a node without a fabric has no IMEX channel to give")
+			Expect(imexChannels(ctx, pod, "ctr")).To(BeEmpty(), "a node without a fabric has no IMEX channel to give")
 		}
 	})
 })

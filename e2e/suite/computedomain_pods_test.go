@@ -40,7 +40,7 @@ var _ = Describe("The two-pod ComputeDomain demo and the no-fabric one", func() 
 		var channels []string
 		for _, name := range []string{"imex-pod-0", "imex-pod-1"} {
 			pod := runningPod(ctx, ns, name)
-			got := imexChannels(pod, pod.Spec.Containers[0].Name)
+			got := imexChannels(ctx, pod, pod.Spec.Containers[0].Name)
 			Expect(got).To(HaveLen(1), "pod %s sees exactly its domain's channel", name)
 			Expect(got[0]).NotTo(HaveSuffix("channel0"), "channel 0 stays free")
 			channels = append(channels, got[0])
@@ -65,7 +65,7 @@ var _ = Describe("The two-pod ComputeDomain demo and the no-fabric one", func() 
 				g.Expect(ready).NotTo(BeNil())
 				g.Expect(ready.Reason).To(Equal(cdv1beta1.ComputeDomainReasonNoFabric))
 			}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
-			Expect(imexChannels(pod, "ctr")).To(BeEmpty())
+			Expect(imexChannels(ctx, pod, "ctr")).To(BeEmpty())
 		}
 
 		By("starting no IMEX daemon pod for the domains: the long-lived ones serve them")

@@ -92,7 +92,7 @@ var _ = Describe("A ComputeDomain whose node is lost mid-job", Serial, func() {
 		Expect(newNode[topology.CliqueLabel]).To(Equal(keptNode[topology.CliqueLabel]), "the replacement is in the domain's clique")
 		Expect(lostNode[topology.CliqueLabel]).To(Equal(keptNode[topology.CliqueLabel]))
 		if simulatedChecks("recorded CDI edits") {
-			Expect(imexChannels(&replacement, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", channel)}), "the replacement gets the domain's channel")
+			Expect(imexChannels(ctx, &replacement, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", channel)}), "the replacement gets the domain's channel")
 		}
 
 		By("waiting for the domain to be Ready with the kept and the new node, and without the lost one")

@@ -79,8 +79,8 @@ var _ = Describe("Two tenants in two namespaces with ComputeDomains on one node"
 
 		if simulatedChecks("recorded CDI edits") {
 			By("allocationMode All gives tenant A its domain's channel, not tenant B's on the same node")
-			Expect(imexChannels(podA, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", a.channel)}))
-			Expect(imexChannels(podB, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", b.channel)}))
+			Expect(imexChannels(ctx, podA, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", a.channel)}))
+			Expect(imexChannels(ctx, podB, "ctr")).To(Equal([]string{fmt.Sprintf("channel%d", b.channel)}))
 		}
 
 		tenantB := asTenant("tenant-b-user")

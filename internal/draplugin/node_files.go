@@ -33,8 +33,21 @@ const CheckpointFile = "checkpoint.json"
 // files under --host-root (f.NVML.HostRoot is set to it). The caller shuts
 // it down.
 func (f *Flags) OpenNVML(ctx context.Context) (nvml.Interface, error) {
-	f.NVML.HostRoot = hostroot.New(f.HostRoot)
+	f.NVML.HostRoot = f.Root()
 	return backend.Open(ctx, f.NVML)
+}
+
+// Root is the host root at --host-root. With --nvml=mock the node has no
+// NVIDIA driver, and the root stands in for the driver's character devices
+// that the kernel's /proc/devices lacks (hostroot.Root.WithMockDriver), so
+// that IMEX channels are created and injected as real character devices, as
+// the mock's GPUs are.
+func (f *Flags) Root() hostroot.Root {
+	root := hostroot.New(f.HostRoot)
+	if f.NVML.Mode == backend.ModeMock {
+		root = root.WithMockDriver()
+	}
+	return root
 }
 
 // NodeFiles are what a plugin keeps on its node: the per-claim CDI specs

@@ -21,6 +21,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
 )
 
 func TestNodeFiles(t *testing.T) {
@@ -50,5 +51,24 @@ func TestNodeFiles(t *testing.T) {
 	f.HostRoot = filepath.Join(dir, "no-host")
 	if _, _, err := f.NodeFiles(); err == nil || !strings.Contains(err.Error(), "--host-root") {
 		t.Errorf("error without a boot ID = %v, want one naming --host-root", err)
+	}
+}
+
+func TestOnlyAMockNVMLNodeStandsInForTheDriversDevices(t *testing.T) {
+	cases := map[string]struct {
+		mode backend.Mode
+		want bool
+	}{
+		"--nvml=mock: the node has no driver, the mock's majors stand in": {mode: backend.ModeMock, want: true},
+		"--nvml=real: /proc/devices only":                                 {mode: backend.ModeReal, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := Flags{HostRoot: "/host", NVML: backend.Options{Mode: tc.mode}}
+			root := f.Root()
+			if root.Dir() != "/host" || root.MockDriver() != tc.want {
+				t.Errorf("Root() = %s, mock driver %v; want /host, %v", root.Dir(), root.MockDriver(), tc.want)
+			}
+		})
 	}
 }

@@ -28,23 +28,14 @@ import (
 // device entries there are regular files, not device nodes.
 const FakeMarker = "/.fake-hostroot"
 
-// Default character device majors of the fake /proc/devices. 195 is fixed by
-// the driver; the others are dynamic on real nodes.
-var defaultMajors = []struct {
-	major uint32
-	name  string
-}{
+// Character device majors of the fake /proc/devices: the kernel's usual
+// ones and the NVIDIA driver's (mockDriverMajors).
+var defaultMajors = append([]charMajor{
 	{1, "mem"},
 	{4, "tty"},
 	{5, "/dev/tty"},
 	{10, "misc"},
-	{195, "nvidia"},
-	{234, "nvidia-nvswitch"},
-	{235, "nvidia-nvlink"},
-	{236, "nvidia-caps-imex-channels"},
-	{237, "nvidia-caps"},
-	{238, "nvidia-uvm"},
-}
+}, mockDriverMajors...)
 
 // MIG capability minors enumerated in the fake mig-minors file, as the
 // driver does: per GPU, 15 GPU instances with 8 compute instances each.

@@ -30,12 +30,36 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // CharDeviceMajor returns the major number of a character device driver from
-// the "Character devices:" section of /proc/devices.
+// the "Character devices:" section of /proc/devices; on a mock-driver root
+// (WithMockDriver), the mock driver's major of an NVIDIA device the kernel
+// does not list.
 func (r Root) CharDeviceMajor(name string) (uint32, error) {
+	kernel, err := r.charMajors(name)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range kernel {
+		if m.name == name {
+			return m.major, nil
+		}
+	}
+	if r.mockDriver {
+		major, ok, err := mockDriverMajor(name, kernel)
+		if err != nil || ok {
+			return major, err
+		}
+	}
+	return 0, fmt.Errorf("%s: character device %q: %w", ProcDevices, name, ErrNotFound)
+}
+
+// charMajors reads the "Character devices:" section of /proc/devices; a line
+// that is not "<major> <name>" is skipped, unless it is the one of name.
+func (r Root) charMajors(name string) ([]charMajor, error) {
 	data, err := os.ReadFile(r.Path(ProcDevices))
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", ProcDevices, err)
+		return nil, fmt.Errorf("read %s: %w", ProcDevices, err)
 	}
+	var out []charMajor
 	inChar := false
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -50,16 +74,19 @@ func (r Root) CharDeviceMajor(name string) (uint32, error) {
 			continue
 		}
 		fields := strings.Fields(line)
-		if len(fields) != 2 || fields[1] != name {
+		if len(fields) != 2 {
 			continue
 		}
 		major, err := strconv.ParseUint(fields[0], 10, 32)
 		if err != nil {
-			return 0, fmt.Errorf("%s: major of %s: %w", ProcDevices, name, err)
+			if fields[1] == name {
+				return nil, fmt.Errorf("%s: major of %s: %w", ProcDevices, name, err)
+			}
+			continue
 		}
-		return uint32(major), nil
+		out = append(out, charMajor{major: uint32(major), name: fields[1]})
 	}
-	return 0, fmt.Errorf("%s: character device %q: %w", ProcDevices, name, ErrNotFound)
+	return out, nil
 }
 
 // ImexChannelMajor returns the major number of the IMEX channel devices

@@ -40,6 +40,9 @@ const (
 // Root is a host root directory. The zero value is the real root "/".
 type Root struct {
 	dir string
+	// mockDriver: the NVIDIA driver's character devices missing from
+	// /proc/devices have the mock driver's majors (WithMockDriver).
+	mockDriver bool
 }
 
 // New returns the root at dir; "" and "/" mean the real host.

@@ -224,19 +224,26 @@ func TestCreateImexChannelMakesACharacterDeviceOnARealRoot(t *testing.T) {
 	if err := writeFile(r.Path(ProcDevices), "Character devices:\n195 nvidia\n236 nvidia-caps-imex-channels\n"); err != nil {
 		t.Fatal(err)
 	}
-	created, err := r.CreateImexChannel(5)
+	expectChannelDevice(t, r, 5, 236)
+}
+
+// expectChannelDevice creates IMEX channel n on a real-looking root and checks
+// that it is the character device major:n (skipped without CAP_MKNOD).
+func expectChannelDevice(t *testing.T, r Root, n int, major uint32) {
+	t.Helper()
+	created, err := r.CreateImexChannel(n)
 	if errors.Is(err, os.ErrPermission) {
 		t.Skipf("mknod needs CAP_MKNOD: %v", err)
 	}
 	if err != nil || !created {
-		t.Fatalf("CreateImexChannel(5) = %v, %v", created, err)
+		t.Fatalf("CreateImexChannel(%d) = %v, %v", n, created, err)
 	}
 	var st unix.Stat_t
-	if err := unix.Stat(r.ImexChannelPath(5), &st); err != nil {
+	if err := unix.Stat(r.ImexChannelPath(n), &st); err != nil {
 		t.Fatal(err)
 	}
 	got := []uint32{st.Mode & unix.S_IFMT, unix.Major(st.Rdev), unix.Minor(st.Rdev)}
-	if diff := cmp.Diff([]uint32{unix.S_IFCHR, 236, 5}, got); diff != "" {
-		t.Errorf("channel5 (type, major, minor) (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]uint32{unix.S_IFCHR, major, uint32(n)}, got); diff != "" {
+		t.Errorf("channel%d (type, major, minor) (-want +got):\n%s", n, diff)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 )
 
 // DefaultDriverName is the compatible driver name.
@@ -63,8 +64,10 @@ type Config struct {
 	CliqueID     string
 	ChannelSlots int
 	DaemonSlots  int
-	// HostRoot is where the host's /dev and /proc are visible.
-	HostRoot string
+	// HostRoot is where the host's /dev and /proc are visible (on a mock-NVML
+	// node, a root that stands in for the driver's character devices:
+	// hostroot.Root.WithMockDriver).
+	HostRoot hostroot.Root
 	// OperatorNamespace is where the operator's IMEX daemon pods run: the only
 	// namespace whose daemon claims this plugin prepares.
 	OperatorNamespace string

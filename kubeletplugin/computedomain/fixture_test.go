@@ -94,7 +94,7 @@ func (e *nodeEnv) driverWaiting(readyWait time.Duration) *Driver {
 		e.t.Fatal(err)
 	}
 	_, ctx := ktesting.NewTestContext(e.t)
-	d, err := NewDriver(ctx, Config{NodeName: testNode, CliqueID: e.clique, OperatorNamespace: "nvidia-dra", HostRoot: e.hostRoot, DomainConfigRoot: e.configRoot, ReadyWait: readyWait},
+	d, err := NewDriver(ctx, Config{NodeName: testNode, CliqueID: e.clique, OperatorNamespace: "nvidia-dra", HostRoot: hostroot.New(e.hostRoot), DomainConfigRoot: e.configRoot, ReadyWait: readyWait},
 		Deps{CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Domains: e.domains})
 	if err != nil {
 		e.t.Fatal(err)

@@ -60,7 +60,7 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps) (*nodeState, error
 		return nil, err
 	}
 	s := &nodeState{
-		cfg: cfg, root: hostroot.New(cfg.HostRoot), cdi: deps.CDI, ledger: ledger,
+		cfg: cfg, root: cfg.HostRoot, cdi: deps.CDI, ledger: ledger,
 		domains: deps.Domains, clock: deps.Clock, metrics: deps.Metrics, released: make(chan struct{}), crash: deps.Crash,
 	}
 	s.metrics.setClaims(ledger.Claims())

@@ -146,7 +146,7 @@ func serve(ctx context.Context, o *options, clique string, c *cluster) error {
 	driver, err := computedomain.NewDriver(ctx, computedomain.Config{
 		DriverName: o.DriverName, NodeName: o.NodeName, CliqueID: clique,
 		ChannelSlots: o.channelSlots, DaemonSlots: o.daemonSlots, ReadyWait: o.readyWait, OperatorNamespace: o.operatorNS,
-		HostRoot: o.HostRoot, DomainConfigRoot: filepath.Join(dopts.PluginDataDir(), "domains"),
+		HostRoot: o.Root(), DomainConfigRoot: filepath.Join(dopts.PluginDataDir(), "domains"),
 	}, computedomain.Deps{
 		CDI:        writer,
 		Checkpoint: store,
