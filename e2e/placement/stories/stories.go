@@ -483,10 +483,16 @@ func (c *Cluster) WaitJobDone(ctx context.Context, ns string) {
 	Eventually(ctx, func(g Gomega) {
 		job, err := c.Client.BatchV1().Jobs(ns).Get(ctx, "gang-job", metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(job.Status.Succeeded).To(Equal(*job.Spec.Completions))
+		g.Expect(job.Status.Succeeded).To(Equal(*job.Spec.Completions), func() string {
+			return fmt.Sprintf("job status %+v\n%s", job.Status, simcluster.PodsSummary(ctx, c.Client, ns))
+		})
 		claims, err := c.Client.ResourceV1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(claims.Items).To(BeEmpty())
+		names := make([]string, 0, len(claims.Items))
+		for _, cl := range claims.Items {
+			names = append(names, cl.Name)
+		}
+		g.Expect(names).To(BeEmpty(), "claims left")
 	}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 }
 
