@@ -50,7 +50,7 @@ const (
 
 // startScheduler runs kube-scheduler (default profile; its plugins follow the
 // process-global feature gates set by the apiserver) until ctx ends, its
-// goroutines labelled SchedulerLabel.
+// goroutines labeled SchedulerLabel.
 func startScheduler(ctx context.Context, kubeconfig string) (sched *runningComponent, err error) {
 	pprof.Do(ctx, pprof.Labels(ComponentLabel, SchedulerLabel), func(ctx context.Context) {
 		sched, err = setUpScheduler(ctx, kubeconfig)

@@ -63,12 +63,12 @@ func (m *cpuMeter) stop() (cpuTimes, error) {
 	if err != nil {
 		return cpuTimes{}, fmt.Errorf("read the CPU profile: %w", err)
 	}
-	sched, err := labelledCPU(p, simcluster.ComponentLabel, simcluster.SchedulerLabel)
+	sched, err := labeledCPU(p, simcluster.ComponentLabel, simcluster.SchedulerLabel)
 	return cpuTimes{scheduler: sched, process: end - m.rusage}, err
 }
 
-// labelledCPU sums the CPU time of a profile's samples that carry the label key=value.
-func labelledCPU(p *profile.Profile, key, value string) (time.Duration, error) {
+// labeledCPU sums the CPU time of a profile's samples that carry the label key=value.
+func labeledCPU(p *profile.Profile, key, value string) (time.Duration, error) {
 	cpu := -1
 	for i, st := range p.SampleType {
 		if st.Type == "cpu" && st.Unit == "nanoseconds" {

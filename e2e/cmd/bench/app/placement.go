@@ -313,7 +313,7 @@ func newJobWatch(nodes int) *jobWatch {
 	return &jobWatch{nodes: nodes, pods: map[string]*corev1.Pod{}, allRunning: make(chan struct{})}
 }
 
-// start watches the pods labelled app.kubernetes.io/name=job in ns until the returned stop is called.
+// start watches the pods labeled app.kubernetes.io/name=job in ns until the returned stop is called.
 func (w *jobWatch) start(ctx context.Context, kube kubernetes.Interface, ns, job string) (stop func(), err error) {
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app.kubernetes.io/name=" + job }))

@@ -127,7 +127,7 @@ func TestCheckPlacementFindsBlocksSplitAcrossCliques(t *testing.T) {
 		cliques    int
 		contiguous bool
 	}{
-		"each block in a clique of its own": {pods: pods("a", "a", "a", "a", "b", "b", "b", "b"), whole: 2, cliques: 2, contiguous: true},
+		"each block in a clique of its own":  {pods: pods("a", "a", "a", "a", "b", "b", "b", "b"), whole: 2, cliques: 2, contiguous: true},
 		"ranks interleaved over two cliques": {pods: pods("a", "b", "a", "b", "a", "b", "a", "b"), whole: 0, cliques: 2},
 		"one block split, one whole":         {pods: pods("a", "a", "a", "a", "b", "b", "c", "c"), whole: 1, cliques: 3},
 		"a rank not bound":                   {pods: pods("a", "a", "a", "", "b", "b", "b", "b"), whole: 1, cliques: 2},
