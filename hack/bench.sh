@@ -30,6 +30,12 @@ record scheduler "$bench" scheduler --nodes 500 --pods 1000 --variants gpu,mig -
 record controller "$bench" controller --domains 1000 --nodes 2000
 record placement "$bench" placement --runs 5
 record placement-no-workload-api "$bench" placement --runs 5 --workload-api=false
+# Jobs larger than a rack: slices (composite pod groups; the fallback without the Workload API) against none.
+# About 3.5 min each at 64 nodes and 15 min at 256 (one run: the cluster's start, each variant's 1-4 min and its
+# namespace's deletion of 3-5 min); docs/benchmarks.md reads a 5-run and a 3-run set of the same commands.
+record placement-racks-64 "$bench" placement --racks 4 --nodes 64 --runs 3 --timeout 5m
+record placement-racks-64-no-workload-api "$bench" placement --racks 4 --nodes 64 --runs 3 --timeout 5m --workload-api=false
+record placement-racks-256 "$bench" placement --racks 16 --nodes 256 --runs 1 --timeout 10m
 record simulator-512 /usr/bin/time -f "peak RSS %M KB, wall %e s" "$sim" up --kubeconfig "$out/.sim512.kubeconfig" --racks 29 --nodes-per-rack 18 --extra "" --exit-when-ready
 rm -f "$out/.sim512.kubeconfig"
 OUT=$out BENCH=$bench hack/bench-formation.sh 16 64 256

@@ -30,7 +30,7 @@ benchmarks:
   formation   ComputeDomain formation in a simulated cluster: Job created → pods bound, domain Ready, pods Running; our components' API writes
   plot        draw bench formation --json results as a PNG
   scheduler   kube-scheduler throughput with our GPU plugin's ResourceSlices against minimal ones
-  placement   Job created → all pods bound: a ComputeDomain job placed by pod affinity, by its gang PodGroup, or by the clique placement fallback
+  placement   Job created → all pods bound and Running, scheduler CPU, cliques: a ComputeDomain job placed by pod affinity, its gang PodGroup or the fallback; larger than a rack, in slices or by the default scheduler alone
   controller  the ComputeDomain controller's footprint (peak RSS, reconcile latency) for many domains, against envtest's API server
 
 Run "bench <benchmark> -h" for the flags of a benchmark.
