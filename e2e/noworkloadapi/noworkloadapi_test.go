@@ -31,6 +31,7 @@ import (
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/placement/stories"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 )
 
 // domainReadyTimeout bounds a small domain's formation.
@@ -58,7 +59,15 @@ var _ = Describe("A ComputeDomain job on a cluster without the Workload API", fu
 		ns, err := pc.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "no-wl-"}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		// NVIDIA's manifest: the pods' required pod affinity on the clique label, and the webhook's hold.
-		_, err = pc.Applier.CreateFromFile(ctx, ns.Name, pc.RepoRoot+"/demo/computedomain-job.yaml")
+		// Its pods run for a minute, so the domain is seen Ready while they run (the suite's pods run 2 s).
+		objs := pc.Fixture("demo/computedomain-job.yaml")
+		for _, o := range objs {
+			if o.GetKind() == "Job" {
+				Expect(unstructured.SetNestedStringMap(o.Object, map[string]string{nodeagent.RunDurationAnnotation: "1m"},
+					"spec", "template", "metadata", "annotations")).To(Succeed())
+			}
+		}
+		_, err = pc.Applier.Create(ctx, ns.Name, objs)
 		Expect(err).NotTo(HaveOccurred())
 		var cd cdv1beta1.ComputeDomain
 		Eventually(ctx, func(g Gomega) {
