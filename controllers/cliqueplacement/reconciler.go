@@ -20,7 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-		"strings"
+	"strings"
 	"sync"
 	"time"
 
@@ -101,7 +101,7 @@ type Reconciler struct {
 func New(o Options) *Reconciler {
 	return &Reconciler{
 		client: o.Client, apiReader: o.APIReader, pods: o.Pods, gpuDriver: o.GPUDriver, verdicts: o.Verdicts,
-		maxPerClique: cmp.Or(o.MaxNodesPerClique, v1beta1.NVL72CliqueSize),
+		maxPerClique:    cmp.Or(o.MaxNodesPerClique, v1beta1.NVL72CliqueSize),
 		noCliqueBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](noCliqueRetry, maxNoCliqueRetry),
 	}
 }

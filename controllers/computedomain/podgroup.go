@@ -246,12 +246,9 @@ func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomai
 	capacity := min(largest, r.cfg.MaxNodesPerClique)
 	slice := plan.Slices[0].Size
 	if slice > capacity {
-		var where string
-		switch {
-		case largest == 0:
+		where := fmt.Sprintf("the largest NVLink clique, %s, has %d nodes", name, largest)
+		if largest == 0 {
 			where = "no node carries the NVLink clique label " + PlacementTopologyKey
-		default:
-			where = fmt.Sprintf("the largest NVLink clique, %s, has %d nodes", name, largest)
 		}
 		what := fmt.Sprintf("spec.numNodes %d does not fit in one NVLink clique", cd.Spec.NumNodes)
 		if len(plan.Slices) > 1 {

@@ -156,16 +156,16 @@ func TestRankOfReadsTheWorkloadsIndex(t *testing.T) {
 		ok                  bool
 		err                 string
 	}{
-		"an Indexed Job's label":          {labels: map[string]string{JobCompletionIndex: "17"}, rank: 17, ok: true},
-		"an Indexed Job's annotation":     {annotations: map[string]string{JobCompletionIndex: "3"}, rank: 3, ok: true},
-		"a LeaderWorkerSet's worker":      {labels: map[string]string{LWSWorkerIndex: "5"}, rank: 5, ok: true},
-		"a pod of no indexed workload":    {labels: map[string]string{"app": "x"}},
-		"a value that is no index":        {labels: map[string]string{JobCompletionIndex: "x"}, err: JobCompletionIndex + ` "x": want a non-negative integer`},
-		"a negative value is no index":    {annotations: map[string]string{LWSWorkerIndex: "-2"}, err: LWSWorkerIndex + ` "-2"`},
-		"the label wins over annotations": {labels: map[string]string{JobCompletionIndex: "1"}, annotations: map[string]string{JobCompletionIndex: "9"}, rank: 1, ok: true},
+		"an Indexed Job's label":                                    {labels: map[string]string{JobCompletionIndex: "17"}, rank: 17, ok: true},
+		"an Indexed Job's annotation":                               {annotations: map[string]string{JobCompletionIndex: "3"}, rank: 3, ok: true},
+		"a LeaderWorkerSet's worker":                                {labels: map[string]string{LWSWorkerIndex: "5"}, rank: 5, ok: true},
+		"a pod of no indexed workload":                              {labels: map[string]string{"app": "x"}},
+		"a value that is no index":                                  {labels: map[string]string{JobCompletionIndex: "x"}, err: JobCompletionIndex + ` "x": want a non-negative integer`},
+		"a negative value is no index":                              {annotations: map[string]string{LWSWorkerIndex: "-2"}, err: LWSWorkerIndex + ` "-2"`},
+		"the label wins over annotations":                           {labels: map[string]string{JobCompletionIndex: "1"}, annotations: map[string]string{JobCompletionIndex: "9"}, rank: 1, ok: true},
 		"a JobSet pod of a one-pod child Job: its global Job index": {labels: map[string]string{JobSetGlobalIndex: "12", JobCompletionIndex: "0"}, rank: 12, ok: true},
 		"a JobSet pod of a child Job with several pods: no rank":    {labels: map[string]string{JobSetGlobalIndex: "12", JobCompletionIndex: "1"}},
-		"a JobSet index that is no index":                          {labels: map[string]string{JobSetGlobalIndex: "a"}, err: JobSetGlobalIndex + ` "a"`},
+		"a JobSet index that is no index":                           {labels: map[string]string{JobSetGlobalIndex: "a"}, err: JobSetGlobalIndex + ` "a"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -54,7 +54,7 @@ type options struct {
 	kubeconfig string
 	// maxNodesPerClique is the slice plan's clique size: the controller's --max-nodes-per-clique.
 	maxNodesPerClique int
-	logConfig  *textlogger.Config
+	logConfig         *textlogger.Config
 }
 
 func parse(args []string) (*options, error) {
