@@ -78,7 +78,7 @@ var _ = Describe("A ComputeDomain job on a cluster without the Workload API", fu
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(cdv1beta1.ComputeDomainReasonCliqueAffinity))
-			g.Expect(c.Message).To(ContainSubstring("does not serve the Workload API"))
+			g.Expect(c.Message).To(ContainSubstring("pinned the domain's 4 pods to NVLink clique %s", cd.Status.Cliques[0].CliqueID))
 		}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 
 		By("every pod was released into the domain's clique, with required node affinity to it")

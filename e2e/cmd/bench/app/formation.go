@@ -41,6 +41,7 @@ import (
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/cmd/internal/clustercli"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
+	"github.com/computedomain-operator/computedomain-operator/internal/sliceplan"
 )
 
 // benchNamespace holds the benchmark's domains and jobs.
@@ -106,10 +107,17 @@ func runFormation(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *runs < 1 {
 		return fmt.Errorf("--runs %d: must be at least 1", *runs)
 	}
+	if plan, err := sliceplan.New(*domainNodes, cf.NodesPerRack, 0); err != nil {
+		return fmt.Errorf("--domain-nodes %d: %w", *domainNodes, err)
+	} else if len(plan.Slices) > cf.Racks {
+		return fmt.Errorf("--domain-nodes %d: the domain's %d slices (%s) need a rack each, and there are %d racks", *domainNodes, len(plan.Slices), plan.Summary(), cf.Racks)
+	}
 	cfg, err := cf.Config()
 	if err != nil {
 		return err
 	}
+	// The slice plan's clique size is the chart's, not the cluster's: racks smaller than NVL72's say so.
+	cfg.ChartValues = map[string]any{"controller": map[string]any{"maxNodesPerClique": cf.NodesPerRack}}
 	counter := newAPIWriteCounter()
 	cfg.ComponentConfig = counter.wrap
 	cfg.AuditWrites = true
