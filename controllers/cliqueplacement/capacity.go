@@ -16,6 +16,8 @@ package cliqueplacement
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,40 +27,63 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/allocation"
+	"github.com/computedomain-operator/computedomain-operator/internal/sliceplan"
 )
 
 // TopologyKey is the node label all pods of a domain share one value of: the NVLink clique.
 const TopologyKey = v1beta1.CliqueNodeLabelKey
 
 // Capacity is the free nodes of each NVLink clique: its labeled nodes less those with an allocated GPU and
-// those that released pods of other domains are heading for.
+// those that the slices of domains released into the clique are heading for.
 type Capacity map[string]int
 
 // domainKey names a managed domain as its pods do: their namespace and their PlacementDomainLabelKey value.
 type domainKey struct{ namespace, value string }
 
-// managedDomains is the spec.numNodes of each ComputeDomain the fallback places (those with spec.numNodes), by
-// the key its pods carry.
-func managedDomains(domains []v1beta1.ComputeDomain) map[domainKey]int {
-	managed := map[domainKey]int{}
+// managedDomains is the slice plan of each ComputeDomain the fallback places (those with spec.numNodes and a
+// plan for a clique of perClique nodes), by the key its pods carry.
+func managedDomains(domains []v1beta1.ComputeDomain, perClique int) map[domainKey]sliceplan.Plan {
+	managed := map[domainKey]sliceplan.Plan{}
 	for i := range domains {
-		if cd := &domains[i]; cd.Spec.NumNodes > 0 {
-			managed[domainKey{cd.Namespace, v1beta1.PlacementDomainLabelValue(cd.Name)}] = int(cd.Spec.NumNodes)
+		cd := &domains[i]
+		if cd.Spec.NumNodes == 0 {
+			continue
+		}
+		// A domain without a plan is refused (ExceedsClique): its pods stay held and take nothing.
+		if plan, err := sliceplan.ForDomain(cd, perClique); err == nil {
+			managed[domainKey{cd.Namespace, v1beta1.PlacementDomainLabelValue(cd.Name)}] = plan
 		}
 	}
 	return managed
 }
 
+// headed is what one domain's slice placed in one clique still takes there.
+type headed struct {
+	// size is the slice's size; started counts its pods bound (their nodes are busy through their claims) or
+	// finished (their nodes are free again, and a Job does not run them again); unbound counts its released pods
+	// that are not bound yet.
+	size, started, unbound int
+}
+
+// takes is how many more nodes of the clique the slice holds: every pod it has not started yet, or its
+// released pods that are not bound, if more (a replacement for a failed pod).
+func (h headed) takes() int { return max(h.size-h.started, h.unbound, 0) }
+
 // freeCapacity counts the free nodes per clique from the cluster's nodes (their clique labels), its allocated
-// ResourceClaims (a node is busy when a claim holds a device of gpuDriver there) and the pods the fallback
-// released that are not bound yet (each takes one node of its clique).
+// ResourceClaims (a node is busy when a claim holds a device of gpuDriver there) and what the slices placed in
+// each clique still take: a slice's clique is the one its released pods name, and it holds the nodes of all its
+// pods not started yet, released or still held. (Releasing a slice's pods takes one write per pod: a pass cut
+// short by a conflict or a restart leaves some held, and the next domain's pick must not take their nodes.)
+// picked adds the cliques the controller picked for a domain's slices whose released pods the live read does not
+// show yet (slice size by clique).
 //
 // A released pod is one the controller released for a domain it manages: its label names a domain of managed
 // in its namespace, and it carries the clique annotation, which only the controller may write (the chart's
-// placement-mark policy). The label and the rest of the pod are the tenant's own to write, so a domain's
-// unbound pods take at most its spec.numNodes nodes less those of its pods already bound, and a clique no node
-// carries takes nothing: a tenant cannot make other tenants' domains wait by creating pods that look released.
-func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.ResourceClaim, gpuDriver string, released []corev1.Pod, managed map[domainKey]int) Capacity {
+// placement-mark policy). The label and the rest of the pod are the tenant's own to write, so a domain takes at
+// most its spec.numNodes nodes less those of its pods already bound, and a clique no node carries takes
+// nothing: a tenant cannot make other tenants' domains wait by creating pods that look released.
+func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.ResourceClaim, gpuDriver string, pods []corev1.Pod,
+	managed map[domainKey]sliceplan.Plan, picked map[domainKey]map[string]int) Capacity {
 	busy := map[string]bool{}
 	for i := range claims {
 		c := &claims[i]
@@ -86,33 +111,79 @@ func freeCapacity(nodes []metav1.PartialObjectMetadata, claims []resourcev1.Reso
 			free[clique]++
 		}
 	}
-	// left is, per domain, how many more nodes its unbound pods may take: spec.numNodes less its bound pods.
+	// left is, per domain, how many more nodes it may take: spec.numNodes less its bound pods.
 	left := map[domainKey]int{}
-	for k, numNodes := range managed {
-		left[k] = numNodes
+	for k, plan := range managed {
+		left[k] = plan.Nodes()
 	}
-	for i := range released {
-		if p := &released[i]; p.Spec.NodeName != "" && !finished(p) {
-			left[domainKey{p.Namespace, p.Labels[v1beta1.PlacementDomainLabelKey]}]--
-		}
-	}
-	for i := range released {
-		p := &released[i]
-		if p.Spec.NodeName != "" || finished(p) || held(p) {
-			continue
-		}
+	placed := map[domainKey]map[string]*headed{}
+	for i := range pods {
+		p := &pods[i]
 		k := domainKey{p.Namespace, p.Labels[v1beta1.PlacementDomainLabelKey]}
-		if _, ok := managed[k]; !ok || left[k] <= 0 {
+		plan, ok := managed[k]
+		if !ok {
 			continue
+		}
+		if p.Spec.NodeName != "" && !finished(p) {
+			left[k]--
 		}
 		c := p.Annotations[v1beta1.PlacementCliqueAnnotationKey]
-		if _, ok := free[c]; !ok {
+		if _, ok := free[c]; !ok || held(p) {
 			continue
 		}
-		free[c]--
-		left[k]--
+		if placed[k] == nil {
+			placed[k] = map[string]*headed{}
+		}
+		h := placed[k][c]
+		if h == nil {
+			h = &headed{}
+			placed[k][c] = h
+		}
+		h.size = max(h.size, sliceSize(plan, p))
+		if p.Spec.NodeName != "" || finished(p) {
+			h.started++
+		} else {
+			h.unbound++
+		}
+	}
+	for k, cliques := range picked {
+		if _, ok := managed[k]; !ok {
+			continue
+		}
+		for c, size := range cliques {
+			if _, ok := free[c]; !ok || placed[k][c] != nil {
+				continue
+			}
+			if placed[k] == nil {
+				placed[k] = map[string]*headed{}
+			}
+			placed[k][c] = &headed{size: size}
+		}
+	}
+	for k, cliques := range placed {
+		for _, c := range slices.Sorted(maps.Keys(cliques)) {
+			take := min(cliques[c].takes(), max(left[k], 0))
+			free[c] -= take
+			left[k] -= take
+		}
 	}
 	return free
+}
+
+// sliceSize is the size of the slice a released pod of plan belongs to: the plan's only slice, or its rank's;
+// 0 for a pod of a sliced domain without a rank (its released siblings in the clique say the size).
+func sliceSize(plan sliceplan.Plan, p *corev1.Pod) int {
+	if len(plan.Slices) == 1 {
+		return plan.Slices[0].Size
+	}
+	rank, ok, err := sliceplan.RankOf(p.Labels, p.Annotations)
+	if err != nil || !ok {
+		return 0
+	}
+	if sl, in := plan.SliceOf(rank); in {
+		return sl.Size
+	}
+	return 0
 }
 
 // pick is the clique that fits need nodes most tightly (the fewest free nodes that still hold them, so large

@@ -89,9 +89,9 @@ type Reconciler struct {
 	maxPerClique int
 	// pickMu serializes the picks: the next domain's pick sees this one's released pods.
 	pickMu sync.Mutex
-	// picks holds, by domain UID, the cliques picked for a domain's slices (map[int]string) until the pod cache
-	// shows its pods released (their annotations name them then), so that a reconcile on a stale cache does not
-	// pick again.
+	// picks holds, by domain UID, the cliques picked for a domain's slices (a pick) until the pod cache shows
+	// every slice released (their annotations name them then), so that a reconcile on a stale cache does not
+	// pick again, and the next domain's pick leaves them alone.
 	picks sync.Map
 	// noCliqueBackoff spaces, per domain, the looks for a clique with room.
 	noCliqueBackoff workqueue.TypedRateLimiter[types.NamespacedName]
@@ -147,6 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.verdicts.forget(req.NamespacedName)
 			r.noCliqueBackoff.Forget(req.NamespacedName)
+			r.forgetPicks(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
@@ -192,13 +193,18 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 		r.picks.Delete(cd.UID)
 		return status.Placement{}, 0, nil
 	}
-	cliques := m.cliques
-	if m.released {
-		// The cache shows a release: the pods' annotations hold the cliques from now on.
-		r.picks.Delete(cd.UID)
-	} else if picked, ok := r.picks.Load(cd.UID); ok {
-		// Released a moment ago, and the cache does not show it yet: the same cliques, not a second pick.
-		cliques = picked.(map[int]string)
+	cliques := maps.Clone(m.cliques)
+	if v, ok := r.picks.Load(cd.UID); ok {
+		// Picked a moment ago, and the cache does not show every slice released yet: the same cliques, not a
+		// second pick. Once it shows them all, the pods' annotations hold the cliques.
+		for i, c := range v.(pick).cliques {
+			if cliques[i] == "" {
+				cliques[i] = c
+			}
+		}
+		if len(m.cliques) == len(plan.Slices) {
+			r.picks.Delete(cd.UID)
+		}
 	}
 	need := int(cd.Spec.NumNodes)
 	var unplaced []sliceplan.Slice
@@ -218,7 +224,7 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 		}
 		r.pickMu.Lock()
 		defer r.pickMu.Unlock()
-		picked, free, err := r.pickCliques(ctx, unplaced, cliques)
+		picked, free, err := r.pickCliques(ctx, cd.UID, unplaced, cliques)
 		var short *sliceplan.Shortfall
 		if errors.As(err, &short) {
 			msg := fmt.Sprintf("no NVLink clique has %d free nodes for the domain's pods (%s); all %d stay held until one has", short.Size, free, need)
@@ -233,9 +239,8 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 			return status.Placement{}, 0, err
 		}
 		klog.FromContext(ctx).Info("Picked the domain's NVLink cliques", "slices", picked, "pods", need)
-		cliques = maps.Clone(cliques)
 		maps.Copy(cliques, picked)
-		r.picks.Store(cd.UID, cliques)
+		r.picks.Store(cd.UID, newPick(cd, plan, cliques))
 	}
 	for _, w := range m.waiting {
 		err := r.client.Update(ctx, pinToClique(w.pod, cliques[w.slice]))
@@ -249,6 +254,37 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 		}
 	}
 	return placed(plan, cliques), 0, nil
+}
+
+// forgetPicks drops the picks of a domain that is gone (by its name: its UID is not known any more).
+func (r *Reconciler) forgetPicks(key types.NamespacedName) {
+	gone := domainKey{key.Namespace, v1beta1.PlacementDomainLabelValue(key.Name)}
+	r.picks.Range(func(uid, v any) bool {
+		if v.(pick).domain == gone {
+			r.picks.Delete(uid)
+		}
+		return true
+	})
+}
+
+// pick is the cliques picked for a domain's slices.
+type pick struct {
+	// domain is the domain as its pods name it.
+	domain domainKey
+	// cliques is the clique of each slice, by slice index.
+	cliques map[int]string
+	// sizes is the size of the slice placed in each clique.
+	sizes map[string]int
+}
+
+func newPick(cd *v1beta1.ComputeDomain, plan sliceplan.Plan, cliques map[int]string) pick {
+	pk := pick{domain: domainKey{cd.Namespace, v1beta1.PlacementDomainLabelValue(cd.Name)}, cliques: maps.Clone(cliques), sizes: map[string]int{}}
+	for _, sl := range plan.Slices {
+		if c := cliques[sl.Index]; c != "" {
+			pk.sizes[c] = sl.Size
+		}
+	}
+	return pk
 }
 
 // IntoWhat says where the fallback releases a plan's pods, for messages.
@@ -280,8 +316,17 @@ func placed(plan sliceplan.Plan, cliques map[int]string) status.Placement {
 // cache), never one that another slice of the domain holds (cliques). It returns the picks and the capacity it
 // saw; a *sliceplan.Shortfall when they do not all fit.
 // The caller holds pickMu.
-func (r *Reconciler) pickCliques(ctx context.Context, unplaced []sliceplan.Slice, cliques map[int]string) (map[int]string, Capacity, error) {
-	free, err := r.freeCapacity(ctx)
+func (r *Reconciler) pickCliques(ctx context.Context, uid types.UID, unplaced []sliceplan.Slice, cliques map[int]string) (map[int]string, Capacity, error) {
+	// The other domains' picks, which the live read of their pods may not show yet.
+	inFlight := map[domainKey]map[string]int{}
+	r.picks.Range(func(k, v any) bool {
+		if k.(types.UID) != uid {
+			pk := v.(pick)
+			inFlight[pk.domain] = pk.sizes
+		}
+		return true
+	})
+	free, err := readCapacity(ctx, r.client, r.apiReader, r.gpuDriver, r.maxPerClique, inFlight)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -296,16 +341,18 @@ func (r *Reconciler) pickCliques(ctx context.Context, unplaced []sliceplan.Slice
 	return picked, free, err
 }
 
-// freeCapacity reads the free nodes of every clique live (FreeCapacity).
-func (r *Reconciler) freeCapacity(ctx context.Context) (Capacity, error) {
-	return FreeCapacity(ctx, r.client, r.apiReader, r.gpuDriver)
-}
-
 // FreeCapacity reads the free nodes of every NVLink clique: the cluster's nodes and domains from cached (Node
 // metadata and ComputeDomains), and live from apiReader the allocated claims (a node is busy when a claim holds
 // a device of gpuDriver there) and the pods the fallback released that are not bound yet (the cache may not show
-// them yet). The result prints as "free nodes per clique: a: 3, b: 16".
-func FreeCapacity(ctx context.Context, cached, apiReader client.Reader, gpuDriver string) (Capacity, error) {
+// them yet), with the domains' slice plans for cliques of perClique nodes. The result prints as "free nodes per
+// clique: a: 3, b: 16".
+func FreeCapacity(ctx context.Context, cached, apiReader client.Reader, gpuDriver string, perClique int) (Capacity, error) {
+	return readCapacity(ctx, cached, apiReader, gpuDriver, perClique, nil)
+}
+
+// readCapacity is FreeCapacity with the picks of this process that the live read may not show yet (inFlight:
+// slice size by clique, by domain).
+func readCapacity(ctx context.Context, cached, apiReader client.Reader, gpuDriver string, perClique int, inFlight map[domainKey]map[string]int) (Capacity, error) {
 	nodes := &metav1.PartialObjectMetadataList{}
 	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
 	if err := cached.List(ctx, nodes); err != nil {
@@ -323,7 +370,7 @@ func FreeCapacity(ctx context.Context, cached, apiReader client.Reader, gpuDrive
 	if err := cached.List(ctx, &domains); err != nil {
 		return nil, fmt.Errorf("list the ComputeDomains whose pods are released into cliques: %w", err)
 	}
-	return freeCapacity(nodes.Items, claims.Items, gpuDriver, released.Items, managedDomains(domains.Items)), nil
+	return freeCapacity(nodes.Items, claims.Items, gpuDriver, released.Items, managedDomains(domains.Items, perClique), inFlight), nil
 }
 
 // domainOfPod maps a held or released pod to its domain: the label's value is the domain's name when the name

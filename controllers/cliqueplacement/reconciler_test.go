@@ -39,59 +39,142 @@ import (
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
 
-func TestFreeCapacityAndPick(t *testing.T) {
-	node := func(name, clique string) metav1.PartialObjectMetadata {
-		n := metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
-		if clique != "" {
-			n.Labels[TopologyKey] = clique
-		}
-		return n
-	}
-	claimOn := func(node, driver string) resourcev1.ResourceClaim {
-		return resourcev1.ResourceClaim{Status: resourcev1.ResourceClaimStatus{Allocation: &resourcev1.AllocationResult{
-			Devices:      resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Driver: driver, Pool: node, Device: "gpu-0"}}},
-			NodeSelector: allocation.NodeSelector(node),
-		}}}
-	}
-	releasedTo := func(clique, nodeName string, gated bool) corev1.Pod {
-		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Labels: map[string]string{v1beta1.PlacementDomainLabelKey: "gang"},
-			Annotations: map[string]string{v1beta1.PlacementCliqueAnnotationKey: clique}}}
-		p.Spec.NodeName = nodeName
-		if gated {
-			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.CliquePlacementGate}}
-		}
-		return p
-	}
+// freeCapacityFixture is three cliques of four nodes, a, b and c, and a node without a clique; GPUs are
+// allocated on a0 and a1.
+func freeCapacityFixture() ([]metav1.PartialObjectMetadata, []resourcev1.ResourceClaim) {
 	var nodes []metav1.PartialObjectMetadata
 	for _, c := range []string{"a", "b", "c"} {
 		for i := range 4 {
-			nodes = append(nodes, node(c+string(rune('0'+i)), c))
+			nodes = append(nodes, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: c + strconv.Itoa(i), Labels: map[string]string{TopologyKey: c}}})
 		}
 	}
-	nodes = append(nodes, node("cpu-0", ""))
+	nodes = append(nodes, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "cpu-0", Labels: map[string]string{}}})
 	claims := []resourcev1.ResourceClaim{
-		claimOn("a0", v1beta1.GPUDriverName),
-		claimOn("a1", v1beta1.GPUDriverName),
+		gpuClaimOn("a0", v1beta1.GPUDriverName),
+		gpuClaimOn("a1", v1beta1.GPUDriverName),
 		// A channel claim alone does not make a node busy, nor a claim not yet allocated.
-		claimOn("b0", v1beta1.ComputeDomainDriverName),
+		gpuClaimOn("b0", v1beta1.ComputeDomainDriverName),
 		{},
 	}
-	released := []corev1.Pod{
-		releasedTo("c", "", false),   // heading for clique c: one node taken
-		releasedTo("c", "c3", false), // bound: counted by its claims, not here
-		releasedTo("b", "", true),    // still held: takes nothing
+	return nodes, claims
+}
+
+func gpuClaimOn(node, driver string) resourcev1.ResourceClaim {
+	return resourcev1.ResourceClaim{Status: resourcev1.ResourceClaimStatus{Allocation: &resourcev1.AllocationResult{
+		Devices:      resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Driver: driver, Pool: node, Device: "gpu-0"}}},
+		NodeSelector: allocation.NodeSelector(node),
+	}}}
+}
+
+// domainPod is a pod of domain "gang" in team-a: released into clique (held when clique is ""), bound to
+// node when node is set, with completion index rank when rank >= 0.
+type domainPod struct {
+	clique, node string
+	rank         int
+	phase        corev1.PodPhase
+	domain       string
+}
+
+func (d domainPod) pod() corev1.Pod {
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Labels: map[string]string{v1beta1.PlacementDomainLabelKey: cmpOr(d.domain, "gang")},
+		Annotations: map[string]string{}}}
+	if d.clique == "" {
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.CliquePlacementGate}}
+	} else {
+		p.Annotations[v1beta1.PlacementCliqueAnnotationKey] = d.clique
 	}
-	managed := managedDomains([]v1beta1.ComputeDomain{*utiltesting.MakeComputeDomain("gang", "team-a").NumNodes(4).Obj()})
-	free := freeCapacity(nodes, claims, v1beta1.GPUDriverName, released, managed)
-	want := Capacity{"a": 2, "b": 4, "c": 3}
-	if len(free) != len(want) {
-		t.Fatalf("free %v, want %v", free, want)
+	if d.rank >= 0 {
+		p.Labels[sliceplan.JobCompletionIndex] = strconv.Itoa(d.rank)
 	}
-	for c, n := range want {
-		if free[c] != n {
-			t.Errorf("clique %s: %d free, want %d (all: %v)", c, free[c], n, free)
-		}
+	p.Spec.NodeName = d.node
+	p.Status.Phase = d.phase
+	return p
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
 	}
+	return s
+}
+
+// TestFreeCapacity: a clique's free nodes are its nodes less those with an allocated GPU and those the slices
+// released into it still take: every pod of the slice not started yet, released or still held (a release cut
+// short between its pod writes must not leave the rest of the slice's nodes to the next domain), and the picks
+// the live read does not show yet.
+func TestFreeCapacity(t *testing.T) {
+	held := domainPod{rank: -1}
+	released := func(clique string) domainPod { return domainPod{clique: clique, rank: -1} }
+	bound := func(clique, node string) domainPod { return domainPod{clique: clique, node: node, rank: -1} }
+	for name, tc := range map[string]struct {
+		numNodes int32
+		pods     []domainPod
+		busy     []string
+		inFlight map[domainKey]map[string]int
+		want     Capacity
+	}{
+		"nothing placed: only allocated GPUs take nodes": {
+			numNodes: 4, want: Capacity{"a": 2, "b": 4, "c": 4},
+		},
+		"all held: nothing is taken before the pick": {
+			numNodes: 4, pods: []domainPod{held, held, held, held}, want: Capacity{"a": 2, "b": 4, "c": 4},
+		},
+		"a release cut short after one pod: the slice takes all four nodes of its clique": {
+			numNodes: 4, pods: []domainPod{released("c"), held, held, held}, want: Capacity{"a": 2, "b": 4, "c": 0},
+		},
+		"bound pods are counted by their claims, the rest of the slice by the release": {
+			numNodes: 4, pods: []domainPod{bound("c", "c0"), bound("c", "c1"), released("c"), released("c")}, busy: []string{"c0", "c1"},
+			want: Capacity{"a": 2, "b": 4, "c": 0},
+		},
+		"finished pods free their nodes and are not run again": {
+			numNodes: 4, pods: []domainPod{{clique: "c", node: "c0", rank: -1, phase: corev1.PodSucceeded}, {clique: "c", node: "c1", rank: -1, phase: corev1.PodSucceeded}, released("c"), released("c")},
+			want: Capacity{"a": 2, "b": 4, "c": 2},
+		},
+		"a replacement for a failed pod takes one node more": {
+			numNodes: 4, pods: []domainPod{bound("c", "c0"), bound("c", "c1"), bound("c", "c2"), {clique: "c", node: "c3", rank: -1, phase: corev1.PodFailed}, released("c")},
+			busy: []string{"c0", "c1", "c2"}, want: Capacity{"a": 2, "b": 4, "c": 0},
+		},
+		"slices of a sliced domain take their own cliques": {
+			numNodes: 8, pods: []domainPod{{clique: "b", rank: 0}, {rank: 1}, {rank: 2}, {rank: 3}, {clique: "c", rank: 4}, {clique: "c", rank: 5}, {rank: 6}, {rank: 7}},
+			want: Capacity{"a": 2, "b": 0, "c": 0},
+		},
+		"a pick the live read does not show yet takes its slice": {
+			numNodes: 4, pods: []domainPod{held, held, held, held}, inFlight: map[domainKey]map[string]int{{"team-a", "gang"}: {"b": 4}},
+			want: Capacity{"a": 2, "b": 0, "c": 4},
+		},
+		"a pick shown by the live read is not counted twice": {
+			numNodes: 4, pods: []domainPod{bound("b", "b1"), released("b"), held, held}, busy: []string{"b1"},
+			inFlight: map[domainKey]map[string]int{{"team-a", "gang"}: {"b": 4}}, want: Capacity{"a": 2, "b": 0, "c": 4},
+		},
+		"pods of a domain that does not exist, or into a clique no node carries, take nothing": {
+			numNodes: 4, pods: []domainPod{{clique: "c", rank: -1, domain: "forged"}, released("nowhere")},
+			inFlight: map[domainKey]map[string]int{{"team-a", "forged"}: {"c": 4}}, want: Capacity{"a": 2, "b": 4, "c": 4},
+		},
+		"a domain takes at most spec.numNodes less its bound pods, whatever pods its tenant adds": {
+			numNodes: 2, pods: []domainPod{bound("c", "c0"), released("c"), released("c"), released("c")}, busy: []string{"c0"},
+			want: Capacity{"a": 2, "b": 4, "c": 2},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			nodes, claims := freeCapacityFixture()
+			for _, n := range tc.busy {
+				claims = append(claims, gpuClaimOn(n, v1beta1.GPUDriverName))
+			}
+			var pods []corev1.Pod
+			for _, d := range tc.pods {
+				pods = append(pods, d.pod())
+			}
+			managed := managedDomains([]v1beta1.ComputeDomain{*utiltesting.MakeComputeDomain("gang", "team-a").NumNodes(tc.numNodes).Obj()}, 4)
+			free := freeCapacity(nodes, claims, v1beta1.GPUDriverName, pods, managed, tc.inFlight)
+			if !maps.Equal(free, tc.want) {
+				t.Errorf("free %v, want %v", free, tc.want)
+			}
+		})
+	}
+}
+
+func TestPick(t *testing.T) {
+	free := Capacity{"a": 2, "b": 4, "c": 3}
 	for need, clique := range map[int]string{2: "a", 3: "c", 4: "b", 5: ""} {
 		if got := free.pick(need); got != clique {
 			t.Errorf("pick(%d) = %q, want %q: the tightest clique that holds them (%v)", need, got, clique, free)
@@ -276,6 +359,79 @@ func TestCliquePlacementAfterAKillBetweenReleasesFinishesInTheSameClique(t *test
 	}
 }
 
+// A release cut short (a conflict on one pod's write, or a kill) leaves the rest of the slice held: its clique's
+// nodes stay the slice's, so the next domain's pick goes elsewhere and no two domains share the clique's room.
+func TestCliquePlacementOfTheNextDomainLeavesAPartlyReleasedSliceItsRoom(t *testing.T) {
+	// Free: a 5, b 6, c 6. The first domain's pick was a (tightest); one of its pods is released there.
+	f := newPlacementFixture(t, map[string]int{"a": 1})
+	ctx := context.Background()
+	if err := f.c.Create(ctx, f.domain); err != nil {
+		t.Fatal(err)
+	}
+	f.pod("first-0", "a")
+	for i := 1; i < 4; i++ {
+		f.pod(fmt.Sprintf("first-%d", i), "")
+	}
+	next := utiltesting.MakeComputeDomain("next", "team-b").Channel("next-channel").NumNodes(4).Obj()
+	next.UID = "uid-next"
+	if err := f.c.Create(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("next-%d", i), Namespace: "team-b",
+			Labels: map[string]string{v1beta1.PlacementDomainLabelKey: "next"}}}
+		p.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1beta1.CliquePlacementGate}}
+		if err := f.c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a has 5 free nodes less the first domain's 4: 1. Counting only its one released pod would leave 4 there,
+	// the tightest fit for the next domain, and the first domain's other 3 pods would find no node.
+	placement, _, err := f.r.place(ctx, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if placement.Reason != v1beta1.ComputeDomainReasonCliqueAffinity || !strings.Contains(placement.Message, "clique b") {
+		t.Errorf("next domain: %s: %s; want it released into b (a: 1 free, b: 6, c: 6)", placement.Reason, placement.Message)
+	}
+	_, where := f.reconcile()
+	for p, c := range where {
+		if c != "a" {
+			t.Errorf("pod %s in %q, want the first domain's held pods to follow its released one into a: %v", p, c, where)
+		}
+	}
+}
+
+// A pick whose pods the live read does not show released yet (the writes are in flight, or the read lags)
+// holds its clique for the next domain's pick.
+func TestCliquePlacementOfTheNextDomainLeavesAPickInFlightItsRoom(t *testing.T) {
+	f := newPlacementFixture(t, map[string]int{"a": 2})
+	ctx := context.Background()
+	if err := f.c.Create(ctx, f.domain); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		f.pod(fmt.Sprintf("first-%d", i), "")
+	}
+	// The first domain picked a (free 4, the tightest) a moment ago; none of its writes shows yet.
+	f.r.picks.Store(f.domain.UID, newPick(f.domain, sliceplan.Plan{Slices: []sliceplan.Slice{{Size: 4}}}, map[int]string{0: "a"}))
+	free, err := readCapacity(ctx, f.c, f.c, v1beta1.GPUDriverName, 6, map[domainKey]map[string]int{{"team-a", "gang"}: {"a": 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Capacity{"a": 0, "b": 6, "c": 6}); !maps.Equal(free, want) {
+		t.Errorf("free %v, want %v", free, want)
+	}
+	picked, _, err := f.r.pickCliques(ctx, "uid-next", []sliceplan.Slice{{Size: 4}}, map[int]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if picked[0] != "b" {
+		t.Errorf("the next domain's pick %v, want b: a's room is the first domain's", picked)
+	}
+}
+
 func TestCliquePlacementKeepsEveryPodHeldWhileNoCliqueHasRoom(t *testing.T) {
 	f := newPlacementFixture(t, map[string]int{"a": 3, "b": 3, "c": 3})
 	for i := range 4 {
@@ -371,7 +527,7 @@ func TestCliquePlacementCountsOnlyPodsReleasedForDomainsItManages(t *testing.T) 
 	// A clique no node carries is not a clique.
 	lookReleased("nowhere", "tiny", "nowhere", "")
 
-	free, err := f.r.freeCapacity(ctx)
+	free, err := FreeCapacity(ctx, f.r.client, f.r.apiReader, f.r.gpuDriver, f.r.maxPerClique)
 	if err != nil {
 		t.Fatal(err)
 	}

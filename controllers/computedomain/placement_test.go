@@ -126,12 +126,23 @@ var _ = Describe("Placement of a domain's workload through the Workload API", fu
 	})
 
 	It("places a domain larger than one IMEX ensemble as a composite gang of slices, one PodGroup per slice, and shows the slices", func() {
+		// Two racks of ten more: each holds one slice (a plan whose slices no clique holds is refused).
+		for rack := 1; rack <= 2; rack++ {
+			for i := range 10 {
+				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+					Name:   fmt.Sprintf("%s-r%d-n%d", ns, rack, i),
+					Labels: map[string]string{v1beta1.CliqueNodeLabelKey: fmt.Sprintf("%s.%d", ns, rack)},
+				}}
+				Expect(k8s.Create(ctx, node)).To(Succeed())
+				DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, node))).To(Succeed()) })
+			}
+		}
 		cd := utiltesting.MakeComputeDomain("huge", ns).Channel("huge-channel").NumNodes(19).Obj()
 		Expect(k8s.Create(ctx, cd)).To(Succeed())
 		Eventually(func(g Gomega) {
 			got := getDomain(g, ctx, cd)
 			placement := condition(got, v1beta1.ComputeDomainConditionPlacementGuaranteed)
-			g.Expect(placement.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(placement.Status).To(Equal(metav1.ConditionTrue), "%+v", placement)
 			g.Expect(placement.Reason).To(Equal(v1beta1.ComputeDomainReasonSliceGang))
 			g.Expect(placement.Message).To(ContainSubstring("spec.numNodes 19 is placed as 2 slices (10+9)"))
 			g.Expect(got.Status.Slices).To(Equal([]v1beta1.ComputeDomainSlice{

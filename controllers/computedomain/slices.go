@@ -141,7 +141,7 @@ func (r *Reconciler) reconcileSlicedGang(ctx context.Context, s *scope) error {
 // sliceShortfall says, for messages, how many NVLink cliques with room for the plan's slices the cluster has now
 // (": need 4 NVLink cliques with 16 free nodes each, found 3 (free nodes per clique: ...)"); "" when they fit.
 func (r *Reconciler) sliceShortfall(ctx context.Context, plan sliceplan.Plan) (string, error) {
-	free, err := cliqueplacement.FreeCapacity(ctx, r.client, r.apiReader, r.cfg.GPUDriverName)
+	free, err := cliqueplacement.FreeCapacity(ctx, r.client, r.apiReader, r.cfg.GPUDriverName, r.cfg.MaxNodesPerClique)
 	if err != nil {
 		return "", err
 	}
