@@ -169,12 +169,15 @@ func (e Exec) Stop(ctx context.Context, d Daemon) error {
 	d.Dir = filepath.Join(e.Root, d.ID)
 	pid := e.findPID(d.PipeDir())
 	if pid != 0 {
-		if err := e.command(ctx, d, "quit"); err != nil {
-			klog.FromContext(ctx).Info("MPS control daemon did not take quit; killing it", "id", d.ID, "pid", pid, "err", err.Error())
-		}
 		timeout := e.QuitTimeout
 		if timeout <= 0 {
 			timeout = DefaultQuitTimeout
+		}
+		quitCtx, cancel := context.WithTimeout(ctx, timeout)
+		err := e.command(quitCtx, d, "quit")
+		cancel()
+		if err != nil {
+			klog.FromContext(ctx).Info("MPS control daemon did not take quit", "id", d.ID, "pid", pid, "err", err.Error())
 		}
 		if !e.waitExit(ctx, pid, timeout) {
 			klog.FromContext(ctx).Info("MPS control daemon did not quit in time; killing it", "id", d.ID, "pid", pid, "timeout", timeout)
