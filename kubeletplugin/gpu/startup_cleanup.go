@@ -19,9 +19,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/klog/v2"
 
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
@@ -90,6 +93,51 @@ func (s *nodeState) removeOrphanCDISpecs(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// removeUnheldMpsDaemons stops every MPS control daemon (and removes its
+// directories) that no claim recorded as prepared holds: one a crash left
+// between starting it and recording it, or one of a prepare the crash
+// interrupted, which the prepare's retry starts again. A recorded daemon
+// that runs is adopted as it is; a recorded one that does not is started
+// again when the kubelet prepares its claim again (reviveMpsDaemon). It runs
+// at start, before the state is shared.
+func (s *nodeState) removeUnheldMpsDaemons(ctx context.Context) error {
+	if s.mps == nil {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	held := map[string]bool{}
+	for _, cs := range s.ledger.Claims() {
+		if cs.Status != checkpoint.PrepareCompleted {
+			continue
+		}
+		for id := range recordedMpsDaemons(cs) {
+			held[id] = true
+		}
+	}
+	daemons, err := s.mps.Daemons()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(daemons)) {
+		d := daemons[id]
+		switch {
+		case held[id] && d.PID != 0:
+			logger.V(2).Info("Adopted the MPS control daemon of a prepared claim", "daemon", id, "pid", d.PID)
+		case held[id]:
+			logger.Info("The MPS control daemon of a prepared claim is not running; it is started again when the claim is prepared again", "daemon", id)
+		default:
+			if err := s.mps.Stop(ctx, d); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			logger.Info("Stopped an MPS control daemon no prepared claim holds", "daemon", id, "pid", d.PID)
+			s.crash.At("startup-mps-daemon-removed")
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resetUnheldSharing puts every full GPU that no recorded claim shares back to the defaults: the default
