@@ -42,7 +42,7 @@ type options struct {
 	driverRootHostPath string
 	// mpsControlBinary is set to its default by parse.
 	mpsControlBinary string
-	compareProfile     string
+	compareProfile   string
 	// usageRetention is how long closed intervals stay in the usage ledger.
 	usageRetention time.Duration
 	// inspect is the dry-run subcommand.
