@@ -180,7 +180,7 @@ func waitForMode(ctx context.Context, mode string) {
 		}
 		g.Expect(gpu0).NotTo(BeNil(), "gpu-0 is published")
 		if mode == "disabled" {
-			g.Expect(gpu0.AllowMultipleAllocations).NotTo(HaveValue(BeTrue()), "gpu-0 is one claim's")
+			g.Expect(gpu0.AllowMultipleAllocations == nil || !*gpu0.AllowMultipleAllocations).To(BeTrue(), "gpu-0 is one claim's")
 			return
 		}
 		g.Expect(gpu0.AllowMultipleAllocations).To(HaveValue(BeTrue()))
