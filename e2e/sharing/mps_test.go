@@ -34,12 +34,8 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/mps/standin"
 )
 
-const (
-	// daemonGoneTimeout covers the kubelet's unprepare after the last pod of the claim is gone.
-	daemonGoneTimeout = time.Minute
-	// adoptWindow is how long the daemon is watched after the plugin restarted.
-	adoptWindow = 5 * time.Second
-)
+// daemonGoneTimeout covers the kubelet's unprepare after the last pod of the claim is gone.
+const daemonGoneTimeout = time.Minute
 
 var _ = Describe("MPS: two pods share a GPU through one MPS claim", func() {
 	It("runs one MPS control daemon for the claim on the node while it is prepared, gives both pods its pipe directory, and stops it at unprepare", func(ctx SpecContext) {
@@ -105,19 +101,27 @@ var _ = Describe("MPS: two pods share a GPU through one MPS claim", func() {
 				"pod %s mounts the daemon's pipe directory", p.Name)
 		}
 
-		By("the GPU plugin's container restarts: the running daemon is adopted, not replaced")
+		By("the GPU plugin's container restarts: the daemon ends with the container, and the restarted plugin starts it again in the same directories")
 		restarts := pluginRestarts(ctx, node)
 		plugin := gpuPluginPod(ctx, node)
 		Expect(sim.KillContainer(node, plugin.Namespace, plugin.Name, "gpu-kubelet-plugin")).To(Succeed())
 		Eventually(ctx, func() int32 { return pluginRestarts(ctx, node) }).WithTimeout(podStartTimeout).WithPolling(200 * time.Millisecond).
 			Should(BeNumerically(">", restarts))
-		// The restarted plugin's start-up reconcile (which stops daemons no prepared claim holds) runs within
-		// this window.
-		Consistently(ctx, func(g Gomega) {
+		Eventually(ctx, func(g Gomega) {
 			daemons, err := sim.MPSDaemons(node)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(daemons).To(HaveKeyWithValue(uid, HaveField("PID", d.PID)), "the same daemon process runs after the plugin's restart")
-		}).WithTimeout(adoptWindow).WithPolling(200 * time.Millisecond).Should(Succeed())
+			g.Expect(daemons).To(HaveKey(uid))
+			g.Expect(daemons[uid].PID).NotTo(BeZero(), "the claim's daemon runs again")
+			g.Expect(daemons[uid].PID).NotTo(Equal(d.PID), "a new process: the old one ended with the container")
+			g.Expect(daemons[uid].PipeDir()).To(Equal(d.PipeDir()), "the pipe directory the pods mount")
+		}).WithTimeout(podStartTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+		Expect(procList(d.PID, "cmdline")).To(BeEmpty(), "the first daemon's process %d is gone", d.PID)
+		st, err = standin.ReadState(d.LogDir())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.ActiveThreadPercentage).To(Equal(ptr.To(50)), "the restarted daemon got the claim's limits again")
+		daemons, err = sim.MPSDaemons(node)
+		Expect(err).NotTo(HaveOccurred())
+		d = daemons[uid]
 
 		By("deleting both pods: the kubelet unprepares the claim and the daemon quits, its directories removed")
 		for _, p := range pods {

@@ -20,6 +20,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/nodeagent"
 	"github.com/computedomain-operator/computedomain-operator/internal/mps"
@@ -34,8 +36,9 @@ const MPSControlStandinName = "mps-control-standin"
 // simulated nodes' GPU plugins run it as their MPS control binary
 // (kubeletPlugin.gpu.mpsControlBinary), as kind's values run the image's: a
 // real process per MPS claim, started, told its limits and quit the way
-// nvidia-cuda-mps-control is. The path is outside every container mount, so
-// the node runtime passes it to the in-process plugin unchanged.
+// nvidia-cuda-mps-control is, and killed when the plugin's container ends
+// (killMPSDaemonsOf). The path is outside every container mount, so the node
+// runtime passes it to the in-process plugin unchanged.
 func buildMPSControlStandin(ctx context.Context, dir string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -73,9 +76,35 @@ func (c *Cluster) mpsExec(node string) mps.Exec {
 	return mps.Exec{Binary: c.mpsStandin, Root: c.MPSDaemonsRoot(node)}
 }
 
+// killMPSDaemonsOf SIGKILLs the MPS control daemons a GPU plugin container
+// with these arguments and environment started: those of its control binary
+// under its plugins directory.
+func killMPSDaemonsOf(args []string, env map[string]string) {
+	binary, plugins, driver := env["MPS_CONTROL_BINARY"], "", gpu.DefaultDriverName
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--mps-control-binary="); ok {
+			binary = v
+		}
+		if v, ok := strings.CutPrefix(a, "--kubelet-plugins-directory-path="); ok {
+			plugins = v
+		}
+		if v, ok := strings.CutPrefix(a, "--driver-name="); ok {
+			driver = v
+		}
+	}
+	if binary == "" || plugins == "" {
+		return
+	}
+	ds, _ := mps.Exec{Binary: binary, Root: filepath.Join(plugins, driver, gpu.MPSDaemonsDir)}.Daemons()
+	for _, d := range ds {
+		if d.PID != 0 {
+			_ = syscall.Kill(d.PID, syscall.SIGKILL)
+		}
+	}
+}
+
 // stopMPSDaemons ends every MPS control daemon the nodes' plugins left
-// running: they are processes of their own, which outlive the plugins (as
-// on a node) but not the cluster.
+// and removes their directories: the cluster's nodes go.
 func (c *Cluster) stopMPSDaemons(ctx context.Context) {
 	if c.mpsStandin == "" {
 		return

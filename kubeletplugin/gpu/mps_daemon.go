@@ -136,7 +136,7 @@ func (s *nodeState) mpsDaemonEnv() []string {
 // startMpsDaemon starts the claim's MPS control daemon, if the claim has MPS
 // devices, and records it on each of them in the checkpoint. A crash between
 // the start and the record leaves a daemon no claim records as prepared,
-// which the next start-up stops (removeUnheldMpsDaemons).
+// which the next start-up stops (reconcileMpsDaemons).
 func (s *nodeState) startMpsDaemon(ctx context.Context, uid string, state *checkpoint.ClaimState, devices []preparedDevice) (*mps.Daemon, error) {
 	settings, ok, err := mpsDaemonSettings(devices)
 	if err != nil {
@@ -203,9 +203,9 @@ func (s *nodeState) stopMpsDaemons(ctx context.Context, cs checkpoint.ClaimState
 
 // reviveMpsDaemon starts again, the way it was started, the recorded MPS
 // control daemon of a prepared claim that no longer runs (it was killed, or
-// the node's processes went with a plugin container's restart), so the
-// claim's containers find their daemon at the pipe directory their CDI spec
-// mounts. It runs when the kubelet prepares the claim again.
+// it ended with the plugin's container), so the claim's containers find
+// their daemon at the pipe directory their CDI spec mounts. It runs at
+// start-up and when the kubelet prepares the claim again.
 func (s *nodeState) reviveMpsDaemon(ctx context.Context, cs checkpoint.ClaimState) error {
 	recs := recordedMpsDaemons(cs)
 	if len(recs) == 0 || s.mps == nil {

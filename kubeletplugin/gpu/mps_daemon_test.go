@@ -252,10 +252,10 @@ func TestMPSDevicesOfOneClaimMustAgreeOnTheDaemon(t *testing.T) {
 }
 
 // TestMPSControlDaemonsSurviveCrashesAsRecorded: the plugin is killed at each crash point around the MPS
-// control daemon, or its daemon dies, and restarts on the same node (the daemons outlive the plugin, as
-// background processes do). A daemon the checkpoint does not hold as prepared is stopped at start-up; a
-// recorded daemon that runs is adopted; a recorded one that died is started again when the kubelet prepares
-// the claim again; the kubelet's retried calls end with one daemon per prepared MPS claim and none otherwise.
+// control daemon, or its daemon dies, and restarts on the same node (the daemons outlive the plugin's
+// process). A daemon the checkpoint does not hold as prepared is stopped at start-up; a recorded daemon that
+// runs is adopted; a recorded one that died is started again; the kubelet's retried calls end with one daemon
+// per prepared MPS claim and none otherwise.
 func TestMPSControlDaemonsSurviveCrashesAsRecorded(t *testing.T) {
 	cases := map[string]struct {
 		// before runs against the first plugin; it returns whether the claim
@@ -290,13 +290,20 @@ func TestMPSControlDaemonsSurviveCrashesAsRecorded(t *testing.T) {
 			wantRunning: true,
 		},
 		"a crash between quitting the daemon and forgetting the claim: the retried unprepare finishes": {
-			before: func(t *testing.T, _ *testNodeEnv, d *Driver, claim *resourceapi.ResourceClaim) {
+			before: func(t *testing.T, e *testNodeEnv, d *Driver, claim *resourceapi.ResourceClaim) {
 				if _, err := prepareOne(t, d, claim); err != nil {
 					t.Fatal(err)
 				}
 				mustCrashAt(t, d, "unprepare-mps-daemon-stopped", func() { unprepare(t, d, string(claim.UID)) })
+				wantNoDaemons(t, e)
 			},
-			afterRestart: wantNoDaemons,
+			// The checkpoint still holds the claim as prepared: the start-up gives it its daemon again, which
+			// the retried unprepare stops.
+			afterRestart: func(t *testing.T, e *testNodeEnv) {
+				if _, ok := e.mps.running()["uid-mps"]; !ok {
+					t.Errorf("after the restart: running %v, want the still recorded claim's daemon", e.mps.running())
+				}
+			},
 			then: func(t *testing.T, d *Driver, claim *resourceapi.ResourceClaim) {
 				if err := unprepare(t, d, string(claim.UID))[claim.UID]; err != nil {
 					t.Fatal(err)
@@ -321,7 +328,7 @@ func TestMPSControlDaemonsSurviveCrashesAsRecorded(t *testing.T) {
 			},
 			wantRunning: true,
 		},
-		"a recorded daemon that died is started again when the claim is prepared again": {
+		"a recorded daemon that died (with the plugin's container) is started again at the plugin's start-up": {
 			before: func(t *testing.T, e *testNodeEnv, d *Driver, claim *resourceapi.ResourceClaim) {
 				if _, err := prepareOne(t, d, claim); err != nil {
 					t.Fatal(err)
@@ -329,8 +336,8 @@ func TestMPSControlDaemonsSurviveCrashesAsRecorded(t *testing.T) {
 				e.mps.kill("uid-mps")
 			},
 			afterRestart: func(t *testing.T, e *testNodeEnv) {
-				if got := e.mps.dirs(); len(got) != 1 {
-					t.Errorf("directories of MPS control daemons after the restart: %v, want the prepared claim's kept", got)
+				if _, ok := e.mps.running()["uid-mps"]; !ok || e.mps.starts != 2 {
+					t.Errorf("after the restart: running %v after %d starts; want the claim's daemon started again (2 starts)", e.mps.running(), e.mps.starts)
 				}
 			},
 			then: func(t *testing.T, d *Driver, claim *resourceapi.ResourceClaim) {
@@ -364,6 +371,32 @@ func TestMPSControlDaemonsSurviveCrashesAsRecorded(t *testing.T) {
 				t.Errorf("claim recorded at the end: %t, want %t", recorded, tc.wantRunning)
 			}
 		})
+	}
+}
+
+// TestARecordedMPSDaemonThatDiedIsStartedAgainOnRePrepare: the daemon of a prepared claim dies while the
+// plugin runs; the kubelet's next prepare of the claim (a new pod of it) starts it again with the recorded
+// settings, in the same directory the claim's CDI spec mounts.
+func TestARecordedMPSDaemonThatDiedIsStartedAgainOnRePrepare(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8")
+	d := e.mustDriver()
+	claim := mpsClaim("uid-mps", mpsOneGPUConfig, 2)
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	want := e.mps.running()
+	e.mps.kill("uid-mps")
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, e.mps.running()); diff != "" || e.mps.starts != 2 {
+		t.Errorf("after the re-prepare, %d starts; running daemons (-want +got):\n%s", e.mps.starts, diff)
+	}
+	if _, err := prepareOne(t, d, claim); err != nil {
+		t.Fatal(err)
+	}
+	if e.mps.starts != 2 {
+		t.Errorf("a prepare of a claim whose daemon runs started another (%d starts)", e.mps.starts)
 	}
 }
 

@@ -95,25 +95,28 @@ func (s *nodeState) removeOrphanCDISpecs(ctx context.Context) error {
 	return nil
 }
 
-// removeUnheldMpsDaemons stops every MPS control daemon (and removes its
+// reconcileMpsDaemons stops every MPS control daemon (and removes its
 // directories) that no claim recorded as prepared holds: one a crash left
 // between starting it and recording it, or one of a prepare the crash
 // interrupted, which the prepare's retry starts again. A recorded daemon
-// that runs is adopted as it is; a recorded one that does not is started
-// again when the kubelet prepares its claim again (reviveMpsDaemon). It runs
-// at start, before the state is shared.
-func (s *nodeState) removeUnheldMpsDaemons(ctx context.Context) error {
+// that runs is adopted as it is. A recorded one that does not (a restart of
+// the plugin's container ends the daemons it started) is started again with
+// its recorded settings, since the claim's running containers use it and
+// the kubelet does not prepare their claim again; if that fails, the next
+// prepare of the claim tries again (reviveMpsDaemon). It runs at start,
+// before the state is shared.
+func (s *nodeState) reconcileMpsDaemons(ctx context.Context) error {
 	if s.mps == nil {
 		return nil
 	}
 	logger := klog.FromContext(ctx)
-	held := map[string]bool{}
+	held := map[string]checkpoint.ClaimState{}
 	for _, cs := range s.ledger.Claims() {
 		if cs.Status != checkpoint.PrepareCompleted {
 			continue
 		}
 		for id := range recordedMpsDaemons(cs) {
-			held[id] = true
+			held[id] = cs
 		}
 	}
 	daemons, err := s.mps.Daemons()
@@ -121,21 +124,25 @@ func (s *nodeState) removeUnheldMpsDaemons(ctx context.Context) error {
 		return err
 	}
 	var errs []error
-	for _, id := range slices.Sorted(maps.Keys(daemons)) {
-		d := daemons[id]
-		switch {
-		case held[id] && d.PID != 0:
-			logger.V(2).Info("Adopted the MPS control daemon of a prepared claim", "daemon", id, "pid", d.PID)
-		case held[id]:
-			logger.Info("The MPS control daemon of a prepared claim is not running; it is started again when the claim is prepared again", "daemon", id)
-		default:
-			if err := s.mps.Stop(ctx, d); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			logger.Info("Stopped an MPS control daemon no prepared claim holds", "daemon", id, "pid", d.PID)
-			s.crash.At("startup-mps-daemon-removed")
+	for _, id := range slices.Sorted(maps.Keys(held)) {
+		if daemons[id].PID != 0 {
+			logger.Info("Adopted the running MPS control daemon of a prepared claim", "daemon", id, "pid", daemons[id].PID)
+			continue
 		}
+		if err := s.reviveMpsDaemon(ctx, held[id]); err != nil {
+			logger.Error(err, "Restarting the MPS control daemon of a prepared claim failed; the claim's next prepare tries again", "daemon", id)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(daemons)) {
+		if _, ok := held[id]; ok {
+			continue
+		}
+		if err := s.mps.Stop(ctx, daemons[id]); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		logger.Info("Stopped an MPS control daemon no prepared claim holds", "daemon", id, "pid", daemons[id].PID)
+		s.crash.At("startup-mps-daemon-removed")
 	}
 	return errors.Join(errs...)
 }

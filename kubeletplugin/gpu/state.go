@@ -88,7 +88,7 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMoni
 	if err := s.removeOrphanCDISpecs(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.removeUnheldMpsDaemons(ctx); err != nil {
+	if err := s.reconcileMpsDaemons(ctx); err != nil {
 		return nil, err
 	}
 	if err := s.resetUnheldSharing(ctx); err != nil {
