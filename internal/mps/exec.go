@@ -188,6 +188,12 @@ func (e Exec) Stop(ctx context.Context, d Daemon) error {
 				return fmt.Errorf("stop MPS control daemon %s: process %d still runs after SIGKILL", d.ID, pid)
 			}
 		}
+		// The daemon left its starter and was adopted by the process
+		// reaper of its PID namespace, which in the plugin's container is
+		// the plugin itself (PID 1): reap it, or every stopped daemon stays
+		// a zombie. Anywhere else it is not our child (ECHILD, ignored).
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 		klog.FromContext(ctx).V(2).Info("Stopped MPS control daemon", "id", d.ID, "pid", pid)
 	}
 	if err := os.RemoveAll(d.Dir); err != nil {
