@@ -184,6 +184,9 @@ func recordedMpsDaemons(cs checkpoint.ClaimState) map[string]mpsDaemonRecord {
 
 // stopMpsDaemons quits the claim's recorded MPS control daemon and removes
 // its directories. A daemon that no longer runs only loses its directories.
+// The claim is forgotten later: a crash between leaves it recorded as
+// prepared, and the start-up gives it its daemon again until the retried
+// unprepare stops it.
 func (s *nodeState) stopMpsDaemons(ctx context.Context, cs checkpoint.ClaimState) error {
 	recs := recordedMpsDaemons(cs)
 	if len(recs) == 0 {
@@ -198,6 +201,7 @@ func (s *nodeState) stopMpsDaemons(ctx context.Context, cs checkpoint.ClaimState
 		}
 		klog.FromContext(ctx).V(2).Info("Stopped the claim's MPS control daemon", "daemon", id)
 	}
+	s.crash.At("unprepare-mps-daemon-stopped")
 	return nil
 }
 

@@ -76,7 +76,6 @@ func (s *nodeState) undoClaim(ctx context.Context, uid string, cs checkpoint.Cla
 	if err := s.stopMpsDaemons(ctx, cs); err != nil {
 		errs = append(errs, err)
 	}
-	s.crash.At("unprepare-mps-daemon-stopped")
 	for _, dev := range cs.Devices {
 		var data deviceData
 		if len(dev.Data) > 0 {
