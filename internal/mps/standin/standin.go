@@ -179,7 +179,7 @@ func daemonize(ctx context.Context, args []string, pipeDir string) error {
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the daemon exited before it was ready: %v", err)
+			return fmt.Errorf("the daemon exited before it was ready: %w", err)
 		case <-deadline:
 			_ = cmd.Process.Kill()
 			return fmt.Errorf("the daemon did not create %s within %s", control, readyTimeout)
