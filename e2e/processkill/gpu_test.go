@@ -18,6 +18,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,10 +26,12 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
+	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
 
 const (
@@ -45,9 +48,10 @@ const (
 // on an HGX node, or of dynamic MIG partitions on an A100 node, driven by the kubelet's DRA manager over
 // the plugin's gRPC socket; again while it starts and recovers. The node then holds every claim the script
 // left prepared exactly once and nothing else: checkpoint, CDI specs, MIG instances, compute modes (NVML
-// has no time-slice getter) and usage ledger. PROCESS_KILLS sets the number of kills (default 200), CRASH_SEED the seed.
+// has no time-slice getter), MPS control daemons (real stand-in processes) and usage ledger. PROCESS_KILLS
+// sets the number of kills (default 200), CRASH_SEED the seed.
 func TestGPUPluginSurvivesSIGKILL(t *testing.T) {
-	harness(t, &gpuKind{}, 200, 12, []string{"prepare-started", "cdi-written", "mig-created", "unprepare-cdi-deleted", "timer"})
+	harness(t, &gpuKind{}, 200, 12, []string{"prepare-started", "cdi-written", "mig-created", "mps-daemon-started-unrecorded", "unprepare-cdi-deleted", "timer"})
 }
 
 // gpuKind is the GPU plugin on an HGX H100 or an A100 with dynamic MIG, drawn per trial.
@@ -68,7 +72,8 @@ func (k *gpuKind) profile() string {
 func (k *gpuKind) args(n *node) []string {
 	args := []string{"--node-name=" + n.name, "--kubeconfig=" + cluster.kubeconfig, "--nvml=mock", "--nvml-mock-profile=" + k.profile(),
 		"--nvml-mock-fault-file=", "--nvml-mock-state-file=" + gpuStateFile, "--host-root=" + n.hostRoot, "--cdi-root=" + n.cdiRoot,
-		"--kubelet-registrar-directory-path=" + n.reg, "--kubelet-plugins-directory-path=" + n.plugins}
+		"--kubelet-registrar-directory-path=" + n.reg, "--kubelet-plugins-directory-path=" + n.plugins,
+		"--mps-control-binary=" + mpsStandin()}
 	if k.mig {
 		args = append(args, "--nvml-mock-mig=dynamic", "--partitionable-mig")
 	}
@@ -78,6 +83,20 @@ func (k *gpuKind) args(n *node) []string {
 func (k *gpuKind) prepareNode(_ context.Context, t *testing.T, n *node, rng *rand.Rand) {
 	t.Helper()
 	k.mig = rng.IntN(2) == 0
+	k.fakeHostRoot(t, n)
+}
+
+// fakeHostRoot writes the node's host root for the profile, and ends the MPS control daemons the node's
+// plugin leaves at the end of the test.
+func (k *gpuKind) fakeHostRoot(t *testing.T, n *node) {
+	t.Helper()
+	t.Cleanup(func() {
+		e := mpsExec(n)
+		ds, _ := e.Daemons()
+		for _, d := range ds {
+			_ = e.Stop(context.Background(), d)
+		}
+	})
 	p, err := mock.LoadProfile(k.profile())
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +160,17 @@ func (k *gpuKind) check(ctx context.Context, t *testing.T, n *node, prepared []*
 		t.Errorf("%s: %d MIG devices exist, want %d (one per prepared partition)", trial, gotMIG, wantMIG)
 	}
 	checkLedger(t, n, cp, want, trial)
+	// MPS control daemons: one running for the MPS claim while it is prepared; none otherwise, and no
+	// directory of one.
+	wantDaemons := []string{}
+	for _, c := range prepared {
+		if c.Name == "mps" {
+			wantDaemons = append(wantDaemons, string(c.UID))
+		}
+	}
+	if got, dirs := runningMPSDaemons(t, n); !slices.Equal(got, wantDaemons) || len(dirs) != len(wantDaemons) {
+		t.Errorf("%s: MPS control daemons running %v (directories %v), want %v", trial, got, dirs, wantDaemons)
+	}
 	// Prepared exactly once: asked again over its socket, the plugin answers from its checkpoint and
 	// creates nothing.
 	for _, c := range prepared {
@@ -152,6 +182,32 @@ func (k *gpuKind) check(ctx context.Context, t *testing.T, n *node, prepared []*
 	if after, _ := k.gpus(t, n); after != gotMIG {
 		t.Errorf("%s: a repeated prepare changed the MIG devices from %d to %d", trial, gotMIG, after)
 	}
+}
+
+// mpsStandin is the stand-in nvidia-cuda-mps-control the GPU plugin runs.
+func mpsStandin() string { return filepath.Join(cluster.bins, "mps-control-standin") }
+
+// mpsExec finds the node's MPS control daemons as the plugin does.
+func mpsExec(n *node) mps.Exec {
+	return mps.Exec{Binary: mpsStandin(), Root: filepath.Join(n.dataDir(), gpu.MPSDaemonsDir), QuitTimeout: 5 * time.Second}
+}
+
+// runningMPSDaemons lists the node's MPS control daemons whose process runs, and all whose directory exists.
+func runningMPSDaemons(t *testing.T, n *node) (running, dirs []string) {
+	t.Helper()
+	ds, err := mpsExec(n).Daemons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	running = []string{}
+	for id, d := range ds {
+		dirs = append(dirs, id)
+		if d.PID != 0 {
+			running = append(running, id)
+		}
+	}
+	slices.Sort(running)
+	return running, dirs
 }
 
 // gpus reads the node's GPUs from the mock's state file, as the next plugin process would: the MIG devices

@@ -94,8 +94,10 @@ func setUp(ctx context.Context, dir string) error {
 	}
 	cluster.bins = filepath.Join(dir, "bin")
 	// The plugins as a node runs them: their own binaries, with the crash hook compiled in.
+	// The stand-in nvidia-cuda-mps-control: the GPU plugin's MPS control daemons are processes of their own,
+	// which outlive a killed plugin as on a node.
 	build := exec.CommandContext(ctx, "go", "build", "-tags", "crashtest", "-o", cluster.bins+"/",
-		"./cmd/gpu-kubelet-plugin", "./cmd/compute-domain-kubelet-plugin")
+		"./cmd/gpu-kubelet-plugin", "./cmd/compute-domain-kubelet-plugin", "./cmd/mps-control-standin")
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations")
 	if out, err := build.CombinedOutput(); err != nil {

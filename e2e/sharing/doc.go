@@ -16,6 +16,8 @@
 // on a simulated H100 node whose GPU plugin runs with the ConsumableShares gate, in each of NVIDIA's modes
 // (unlimited, an integer share count, memory), switched with `helm upgrade` as an operator would. The scheduler
 // is the real kube-scheduler with consumable capacity (DRAConsumableCapacity, on in 1.37); the plugin prepares
-// every share on the node. A test binary of its own: the mode is a setting of the plugin's DaemonSet, and one
-// simulated cluster runs per process.
+// every share on the node. With consumable shares disabled, the MPS story: two pods share a GPU through one MPS
+// claim, whose MPS control daemon (the stand-in nvidia-cuda-mps-control, a real process) runs on the node while
+// the claim is prepared and is gone after. A test binary of its own: the mode is a setting of the plugin's
+// DaemonSet, and one simulated cluster runs per process.
 package sharing

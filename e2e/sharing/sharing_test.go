@@ -164,7 +164,7 @@ var _ = Describe("NVIDIA's consumable-shares demos on one H100 node", Ordered, f
 })
 
 // waitForMode waits until gpu-0 in the node's slice is published as mode says: a share count, memory (the
-// default request is all memory) or unlimited (default 0).
+// default request is all memory), unlimited (default 0) or disabled (one claim per GPU).
 func waitForMode(ctx context.Context, mode string) {
 	By("waiting for the GPU plugin to publish consumable shares: " + mode)
 	Eventually(ctx, func(g Gomega) {
@@ -179,6 +179,10 @@ func waitForMode(ctx context.Context, mode string) {
 			}
 		}
 		g.Expect(gpu0).NotTo(BeNil(), "gpu-0 is published")
+		if mode == "disabled" {
+			g.Expect(gpu0.AllowMultipleAllocations == nil || !*gpu0.AllowMultipleAllocations).To(BeTrue(), "gpu-0 is one claim's")
+			return
+		}
 		g.Expect(gpu0.AllowMultipleAllocations).To(HaveValue(BeTrue()))
 		mem := gpu0.Capacity["memory"]
 		g.Expect(mem.RequestPolicy).NotTo(BeNil())

@@ -105,9 +105,12 @@ type Cluster struct {
 	addresses *addressBlock
 	dir       string
 	ownsDir   bool
-	tb        *componentTB
-	etcd      *embeddedEtcd
-	api       *apiServer
+	// mpsStandin is the built stand-in nvidia-cuda-mps-control the GPU
+	// plugins run ("" without GPU plugins).
+	mpsStandin string
+	tb         *componentTB
+	etcd       *embeddedEtcd
+	api        *apiServer
 	// services relays the API server's connections to Services (webhooks) to their pods.
 	services   *serviceProxy
 	cancel     context.CancelFunc
@@ -233,6 +236,14 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	phase("kube-apiserver", t)
+
+	if cfg.NodeComponents == nil {
+		t = time.Now()
+		if c.mpsStandin, err = buildMPSControlStandin(ctx, c.dir); err != nil {
+			return nil, err
+		}
+		phase("build the MPS control stand-in", t)
+	}
 
 	t = time.Now()
 	// Before the controller manager starts, so that its garbage collector
@@ -517,6 +528,7 @@ func (c *Cluster) Stop() {
 			<-n.agentDone
 			n.agent.StopContainers()
 		}
+		c.stopMPSDaemons(context.Background())
 		if c.cancel != nil {
 			c.cancel()
 		}

@@ -67,6 +67,12 @@ func (c *Cluster) operatorValues(overrides map[string]any) map[string]any {
 			},
 		},
 	}
+	if c.mpsStandin != "" {
+		// No NVIDIA driver on a simulated node: the stand-in runs each MPS
+		// claim's control daemon, as the image's does on kind.
+		plugin := values["kubeletPlugin"].(map[string]any)
+		plugin["gpu"].(map[string]any)["mpsControlBinary"] = c.mpsStandin
+	}
 	return chartutil.CoalesceTables(deepCopyValues(overrides), values)
 }
 

@@ -52,7 +52,14 @@ var Binaries = map[string]Binary{
 	"compute-domain-webhook": func(ctx context.Context, cfg *rest.Config, args []string, _ map[string]string) error {
 		return webhookapp.RunWithConfig(ctx, cfg, args)
 	},
-	"gpu-kubelet-plugin":            gpuapp.RunWithConfig,
+	"gpu-kubelet-plugin": func(ctx context.Context, cfg *rest.Config, args []string, env map[string]string) error {
+		err := gpuapp.RunWithConfig(ctx, cfg, args, env)
+		// A container's processes end with it: the MPS control daemons the
+		// plugin started, processes of their own here, are killed as a real
+		// container's would be (their directories stay on the node).
+		killMPSDaemonsOf(args, env)
+		return err
+	},
 	"compute-domain-kubelet-plugin": cdplugin.RunWithConfig,
 	"compute-domain-metering":       cdmetering.RunWithConfig,
 	"compute-domain-controller": func(ctx context.Context, cfg *rest.Config, args []string, _ map[string]string) error {

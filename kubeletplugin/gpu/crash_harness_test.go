@@ -16,7 +16,9 @@ package gpu
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -31,7 +33,8 @@ import (
 // points a random script of prepares and unprepares passes, of GPU, MIG, time-sliced, MPS and shared claims. It then
 // restarts the plugin and answers as the kubelet does (retry, or unprepare a claim whose pod went away),
 // finishes the script, and checks the node: every claim the script left prepared is prepared exactly once, no
-// device belongs to two claims, no CDI spec or MIG instance outlives its claim, and a GPU no claim shares has
+// device belongs to two claims, no CDI spec, MIG instance or MPS control daemon outlives its claim (the MPS
+// claim has exactly one daemon while prepared), and a GPU no claim shares has
 // its default compute mode and time slice. The plugin is built with the hook from its start-up on, so that about
 // half the kills are followed by another while it restarts (its start-up reconcile: the usage sync, the removal
 // of MIG instances no claim owns) or rolls back what the first kill interrupted. CRASH_TRIALS sets the number of
@@ -39,7 +42,8 @@ import (
 func TestCrashHarness(t *testing.T) {
 	var crashed, repeated, atStartup int
 	crashtest.Harness(t, 200, []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
-		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted", "usage-pending", "unprepare-usage-ended"},
+		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted", "usage-pending", "unprepare-usage-ended",
+		"mps-daemon-started-unrecorded", "mps-daemon-recorded", "unprepare-mps-daemon-stopped"},
 		func(rng *rand.Rand, name string) string {
 			hook := runCrashTrial(t, rng, name)
 			repeated += max(0, len(hook.Points)-1)
@@ -248,6 +252,15 @@ func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*res
 		if mode != wantMode || slice != wantSlice {
 			t.Errorf("%s: GPU %d has compute mode %v and time slice %v, want %v and %v", trial, g.Minor, mode, slice, wantMode, wantSlice)
 		}
+	}
+	// MPS control daemons: one, running, for the prepared MPS claim; no other directory.
+	wantDaemons := []string{}
+	if _, ok := prepared["uid-mps"]; ok {
+		wantDaemons = append(wantDaemons, "uid-mps")
+	}
+	gotDaemons := slices.Sorted(maps.Keys(e.mps.running()))
+	if dirs := e.mps.dirs(); !slices.Equal(wantDaemons, gotDaemons) || len(dirs) != len(wantDaemons) {
+		t.Errorf("%s: MPS control daemons running %v (directories %v), want %v", trial, gotDaemons, dirs, wantDaemons)
 	}
 }
 

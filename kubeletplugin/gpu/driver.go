@@ -30,6 +30,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
+	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
@@ -37,6 +38,14 @@ import (
 // DefaultDriverName is the driver this plugin serves unless configured
 // otherwise.
 const DefaultDriverName = apiv1beta1.GPUDriverName
+
+// DefaultMPSControlBinary is where NVIDIA's driver installs
+// nvidia-cuda-mps-control, relative to the driver root.
+const DefaultMPSControlBinary = "usr/bin/nvidia-cuda-mps-control"
+
+// MPSDaemonsDir is the directory, in the plugin's data directory (next to
+// the checkpoint), that holds the MPS control daemons' directories.
+const MPSDaemonsDir = "mps"
 
 // DefaultUsageRetention is Config.UsageRetention's default.
 const DefaultUsageRetention = 744 * time.Hour
@@ -101,6 +110,10 @@ type Deps struct {
 	// Crash is the crash tests' hook, asked at the named crash points from
 	// the start-up reconcile on; nil in production.
 	Crash draplugin.CrashHook
+	// MPS starts and stops the MPS control daemon of each MPS claim
+	// (mps.Exec of nvidia-cuda-mps-control). nil: MPS claims fail at
+	// prepare.
+	MPS mps.Control
 }
 
 // Driver is the gpu.nvidia.com kubeletplugin.DRAPlugin: a thin adapter from

@@ -23,6 +23,7 @@ const (
 	reasonConfig     = "config"     // opaque config does not decode, validate or fit the device
 	reasonNVML       = "nvml"       // an NVML call failed
 	reasonSharing    = "sharing"    // applying a sharing setting failed
+	reasonMPS        = "mps"        // starting or stopping the MPS control daemon failed
 	reasonCDI        = "cdi"        // writing or deleting the CDI spec failed
 	reasonCheckpoint = "checkpoint" // saving the checkpoint failed
 	reasonRollback   = "rollback"   // undoing an interrupted prepare failed

@@ -65,6 +65,9 @@ type testNodeEnv struct {
 	driverFiles bool
 	// shares is the plugin's --consumable-shares (with the gate on).
 	shares Shares
+	// mps is the node's MPS control daemons: they outlive a plugin restart,
+	// as processes started in the background do.
+	mps *fakeMps
 }
 
 type envOption func(*mock.Config, *testNodeEnv)
@@ -88,7 +91,7 @@ func newTestNodeEnv(t testing.TB, profile string, opts ...envOption) *testNodeEn
 	t.Helper()
 	cfg := mock.Config{NodeName: testNode, Profile: profile}
 	e := &testNodeEnv{t: t, hostRoot: t.TempDir(), cdiRoot: t.TempDir(),
-		clock: clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))}
+		clock: clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)), mps: newFakeMps()}
 	for _, o := range opts {
 		o(&cfg, e)
 	}
@@ -194,7 +197,7 @@ func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = ledger.Close() })
-	deps := Deps{NVML: e.lib, CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Clock: e.clock, Metrics: NewMetrics(nil), Usage: ledger}
+	deps := Deps{NVML: e.lib, CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Clock: e.clock, Metrics: NewMetrics(nil), Usage: ledger, MPS: e.mps}
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}

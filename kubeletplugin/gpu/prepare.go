@@ -56,6 +56,9 @@ type deviceData struct {
 	// config asks of the whole device (sharingSignature); every share
 	// prepared on a device must ask the same.
 	ShareSharing string `json:"shareSharing,omitempty"`
+	// MpsDaemon is, on each MPS device of a claim, the claim's MPS control
+	// daemon (mps_daemon.go): unprepare stops it.
+	MpsDaemon *mpsDaemonRecord `json:"mpsDaemon,omitempty"`
 }
 
 // preparedDevice is a device being prepared.
@@ -109,6 +112,9 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 			if err := s.reopenUsageLocked(uid, prev); err != nil {
 				return nil, &prepareError{reason: reasonCheckpoint, err: err}
 			}
+			if err := s.reviveMpsDaemon(ctx, prev); err != nil {
+				return nil, &prepareError{reason: reasonMPS, err: err}
+			}
 			return draplugin.PreparedDevices(prev), nil
 		}
 		// A crash interrupted an earlier prepare: undo what it may have done,
@@ -148,7 +154,21 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 	}
 	s.crash.At("devices-applied")
 
+	daemon, err := s.startMpsDaemon(ctx, uid, &state, devices)
+	if err != nil {
+		logger.Error(err, "Starting the MPS control daemon failed, rolling back")
+		if rbErr := s.undoClaim(ctx, uid, state); rbErr != nil {
+			logger.Error(rbErr, "Rollback failed; the claim stays recorded as started and is retried")
+		}
+		return nil, err
+	}
+
 	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(s.hostDevices, s.driverFiles)}
+	if daemon != nil {
+		mpsEdits := mpsEdits(*daemon)
+		spec.Common.Env = append(spec.Common.Env, mpsEdits.Env...)
+		spec.Common.Mounts = append(spec.Common.Mounts, mpsEdits.Mounts...)
+	}
 	edited := map[string]bool{}
 	for _, p := range devices {
 		if edited[p.Name] {

@@ -84,7 +84,9 @@ func (s *nodeState) planSharing(devices []preparedDevice) error {
 			}
 		}
 	}
-	return nil
+	// One MPS control daemon serves the claim's MPS devices.
+	_, _, err := mpsDaemonSettings(devices)
+	return err
 }
 
 // mpsEnv is the environment a CUDA client of an MPS-shared device reads.

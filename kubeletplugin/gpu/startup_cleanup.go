@@ -19,9 +19,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/klog/v2"
 
+	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
@@ -90,6 +93,58 @@ func (s *nodeState) removeOrphanCDISpecs(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// reconcileMpsDaemons stops every MPS control daemon (and removes its
+// directories) that no claim recorded as prepared holds: one a crash left
+// between starting it and recording it, or one of a prepare the crash
+// interrupted, which the prepare's retry starts again. A recorded daemon
+// that runs is adopted as it is. A recorded one that does not (a restart of
+// the plugin's container ends the daemons it started) is started again with
+// its recorded settings, since the claim's running containers use it and
+// the kubelet does not prepare their claim again; if that fails, the next
+// prepare of the claim tries again (reviveMpsDaemon). It runs at start,
+// before the state is shared.
+func (s *nodeState) reconcileMpsDaemons(ctx context.Context) error {
+	if s.mps == nil {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	held := map[string]checkpoint.ClaimState{}
+	for _, cs := range s.ledger.Claims() {
+		if cs.Status != checkpoint.PrepareCompleted {
+			continue
+		}
+		for id := range recordedMpsDaemons(cs) {
+			held[id] = cs
+		}
+	}
+	daemons, err := s.mps.Daemons()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(held)) {
+		if daemons[id].PID != 0 {
+			logger.Info("Adopted the running MPS control daemon of a prepared claim", "daemon", id, "pid", daemons[id].PID)
+			continue
+		}
+		if err := s.reviveMpsDaemon(ctx, held[id]); err != nil {
+			logger.Error(err, "Restarting the MPS control daemon of a prepared claim failed; the claim's next prepare tries again", "daemon", id)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(daemons)) {
+		if _, ok := held[id]; ok {
+			continue
+		}
+		if err := s.mps.Stop(ctx, daemons[id]); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		logger.Info("Stopped an MPS control daemon no prepared claim holds", "daemon", id, "pid", daemons[id].PID)
+		s.crash.At("startup-mps-daemon-removed")
+	}
+	return errors.Join(errs...)
 }
 
 // resetUnheldSharing puts every full GPU that no recorded claim shares back to the defaults: the default

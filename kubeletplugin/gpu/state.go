@@ -26,6 +26,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 )
@@ -49,6 +50,9 @@ type nodeState struct {
 	usage   *usage.Ledger
 	clock   clock.WithTicker
 	crash   draplugin.CrashHook
+	// mps runs the MPS control daemons of MPS claims; nil: none (MPS claims
+	// fail).
+	mps mps.Control
 
 	// mu guards ledger and inventory.
 	mu        sync.Mutex
@@ -58,11 +62,12 @@ type nodeState struct {
 
 // newNodeState loads the checkpoint (discarding state of an earlier boot),
 // discovers the node's devices and the driver's files, and removes MIG
-// instances, CDI specs and sharing settings that no recorded claim owns.
+// instances, CDI specs, MPS control daemons and sharing settings that no
+// recorded claim owns.
 func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMonitor) (*nodeState, error) {
 	s := &nodeState{
 		cfg: cfg, nvml: deps.NVML, cdi: deps.CDI, health: health,
-		metrics: deps.Metrics, usage: deps.Usage, clock: deps.Clock, crash: deps.Crash,
+		metrics: deps.Metrics, usage: deps.Usage, clock: deps.Clock, crash: deps.Crash, mps: deps.MPS,
 	}
 	var err error
 	if s.ledger, err = checkpoint.OpenLedger(ctx, deps.Checkpoint); err != nil {
@@ -81,6 +86,9 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMoni
 		return nil, err
 	}
 	if err := s.removeOrphanCDISpecs(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.reconcileMpsDaemons(ctx); err != nil {
 		return nil, err
 	}
 	if err := s.resetUnheldSharing(ctx); err != nil {

@@ -73,6 +73,9 @@ func (s *nodeState) undoClaim(ctx context.Context, uid string, cs checkpoint.Cla
 	logger := klog.FromContext(ctx)
 	s.endUsageLocked(ctx, uid, cs)
 	var errs []error
+	if err := s.stopMpsDaemons(ctx, cs); err != nil {
+		errs = append(errs, err)
+	}
 	for _, dev := range cs.Devices {
 		var data deviceData
 		if len(dev.Data) > 0 {

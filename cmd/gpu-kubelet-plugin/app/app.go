@@ -30,6 +30,7 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
@@ -149,6 +150,13 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 		Usage:      ledger,
 		// nil unless built with -tags crashtest (the process-kill harness).
 		Crash: draplugin.ProcessCrashHook(),
+		// The daemons' directories are on the host, next to the checkpoint:
+		// the claims' CDI specs mount them from there.
+		MPS: mps.Exec{
+			Binary: o.mpsControlBinary, Root: filepath.Join(dopts.PluginDataDir(), gpu.MPSDaemonsDir),
+			// The daemon finds nvidia-cuda-mps-server next to it.
+			Env: []string{"PATH=" + filepath.Dir(o.mpsControlBinary) + ":" + os.Getenv("PATH")},
+		},
 	})
 	if err != nil {
 		return err

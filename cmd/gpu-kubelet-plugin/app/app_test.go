@@ -54,6 +54,7 @@ func TestParseRejects(t *testing.T) {
 		"inspect checks the shared flags too":   {args: []string{"inspect", "--node-name=n", "--nvml=fake"}, wantErr: "allowed: real, mock"},
 		"a relative driver root":                {args: []string{"--node-name=n", "--driver-root=driver-root"}, wantErr: `--driver-root "driver-root": must be an absolute path`},
 		"a relative driver root host path":      {args: []string{"--node-name=n", "--driver-root-host-path=run/nvidia/driver"}, wantErr: `--driver-root-host-path "run/nvidia/driver": must be an absolute path`},
+		"a relative MPS control binary":         {args: []string{"--node-name=n", "--mps-control-binary=usr/bin/nvidia-cuda-mps-control"}, wantErr: `--mps-control-binary "usr/bin/nvidia-cuda-mps-control": must be an absolute path`},
 		"a usage retention under an hour":       {args: []string{"--node-name=n", "--usage-retention=5m"}, wantErr: "--usage-retention 5m0s: must be at least 1h"},
 		"consumable shares that are no mode":    {args: []string{"--node-name=n", "--feature-gates=ConsumableShares=true", "--consumable-shares=half"}, wantErr: `--consumable-shares "half": allowed: disabled, unlimited, memory, or a positive integer`},
 		"zero consumable shares":                {args: []string{"--node-name=n", "--feature-gates=ConsumableShares=true", "--consumable-shares=0"}, wantErr: `--consumable-shares "0": allowed`},
@@ -227,6 +228,30 @@ func TestDriverRootDefaults(t *testing.T) {
 			}
 			if o.driverRoot != tc.wantRoot || o.driverRootHostPath != tc.wantHostPath {
 				t.Errorf("driver root %q on host path %q, want %q on %q", o.driverRoot, o.driverRootHostPath, tc.wantRoot, tc.wantHostPath)
+			}
+		})
+	}
+}
+
+func TestMPSControlBinaryFromFlagOrEnvironment(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		"NVIDIA's path in the driver root":     {args: []string{"--node-name=n", "--driver-root=/driver-root"}, want: "/driver-root/usr/bin/nvidia-cuda-mps-control"},
+		"the chart's MPS_CONTROL_BINARY":       {args: []string{"--node-name=n"}, env: map[string]string{"MPS_CONTROL_BINARY": "/usr/bin/mps-control-standin"}, want: "/usr/bin/mps-control-standin"},
+		"the flag over the environment":        {args: []string{"--node-name=n", "--mps-control-binary=/opt/mps"}, env: map[string]string{"MPS_CONTROL_BINARY": "/usr/bin/mps-control-standin"}, want: "/opt/mps"},
+		"an empty MPS_CONTROL_BINARY is unset": {args: []string{"--node-name=n"}, env: map[string]string{"MPS_CONTROL_BINARY": ""}, want: "/usr/bin/nvidia-cuda-mps-control"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o, err := parse(tc.args, func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.mpsControlBinary != tc.want {
+				t.Errorf("MPS control binary = %q, want %q", o.mpsControlBinary, tc.want)
 			}
 		})
 	}

@@ -40,7 +40,9 @@ type options struct {
 	// driverRoot and driverRootHostPath are set to their defaults by parse.
 	driverRoot         string
 	driverRootHostPath string
-	compareProfile     string
+	// mpsControlBinary is set to its default by parse.
+	mpsControlBinary string
+	compareProfile   string
 	// usageRetention is how long closed intervals stay in the usage ledger.
 	usageRetention time.Duration
 	// inspect is the dry-run subcommand.
@@ -68,6 +70,8 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	fs.StringVar(&o.consumableShares, "consumable-shares", sharesDefault, "Publish GPUs and static MIG devices for several claims at once (consumable capacity; needs the ConsumableShares gate): disabled; unlimited (any number of claims, memory requests optional, default 0); memory (a claim gets the memory it asks for, all of it by default, never more than the device has); or a positive integer N (N shares per device, one per claim by default) [env CONSUMABLE_SHARES].")
 	fs.StringVar(&o.driverRoot, "driver-root", "", "Directory where the NVIDIA driver's root (its libraries and tools, mounted into GPU containers) is visible; empty: --host-root.")
 	fs.StringVar(&o.driverRootHostPath, "driver-root-host-path", "", "Path of the driver root on the host, which the CDI mounts name (/ for a driver installed on the host, /run/nvidia/driver for the GPU Operator's); empty: --driver-root.")
+	mpsDefault, _ := lookup("MPS_CONTROL_BINARY")
+	fs.StringVar(&o.mpsControlBinary, "mps-control-binary", mpsDefault, "Absolute path of nvidia-cuda-mps-control, which the plugin runs as one MPS control daemon per MPS claim; empty: "+gpu.DefaultMPSControlBinary+" under --driver-root. Where no driver exists (mock NVML on kind), the image's /usr/bin/mps-control-standin stands in [env MPS_CONTROL_BINARY].")
 	fs.DurationVar(&o.usageRetention, "usage-retention", gpu.DefaultUsageRetention, "How long the usage ledger (usage.jsonl next to the checkpoint, served at /usage on --metrics-address) keeps closed usage intervals; the metering component must read the ledger within this time or lose them (e.g. 744h).")
 	if o.inspect {
 		fs.StringVar(&o.compareProfile, "compare-profile", "", "Also build a mock node of this profile and list where its devices differ from this node's (run on a real GPU node to check a profile).")
@@ -101,9 +105,13 @@ func parse(args []string, lookup func(string) (string, bool)) (*options, error) 
 	if o.driverRootHostPath == "" {
 		o.driverRootHostPath = o.driverRoot
 	}
+	if o.mpsControlBinary == "" {
+		o.mpsControlBinary = filepath.Join(o.driverRoot, gpu.DefaultMPSControlBinary)
+	}
 	for _, dir := range []struct{ flag, path string }{
 		{"--driver-root", o.driverRoot},
 		{"--driver-root-host-path", o.driverRootHostPath},
+		{"--mps-control-binary", o.mpsControlBinary},
 	} {
 		if !filepath.IsAbs(dir.path) {
 			return nil, fmt.Errorf("%s %q: must be an absolute path", dir.flag, dir.path)
