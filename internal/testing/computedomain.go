@@ -85,6 +85,24 @@ func (w *ComputeDomainWrapper) NumNodes(n int32) *ComputeDomainWrapper {
 	return w
 }
 
+// SliceSize sets spec.sliceSize.
+func (w *ComputeDomainWrapper) SliceSize(n int32) *ComputeDomainWrapper {
+	w.Spec.SliceSize = n
+	return w
+}
+
+// Slice adds or replaces a status.slices entry (keyed by index).
+func (w *ComputeDomainWrapper) Slice(s v1beta1.ComputeDomainSlice) *ComputeDomainWrapper {
+	for i := range w.Status.Slices {
+		if w.Status.Slices[i].Index == s.Index {
+			w.Status.Slices[i] = s
+			return w
+		}
+	}
+	w.Status.Slices = append(w.Status.Slices, s)
+	return w
+}
+
 // StatusValue sets the compatible status.status.
 func (w *ComputeDomainWrapper) StatusValue(s v1beta1.ComputeDomainStatusValue) *ComputeDomainWrapper {
 	w.Status.Status = s

@@ -1,0 +1,118 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+
+package topologyview
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
+)
+
+func TestFetchListsWhatTheViewsNeedAndOnlyTheDescribedNamespacesEvents(t *testing.T) {
+	want := multiCliqueCluster()
+	other := blockedCluster()
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []client.Object
+	for i := range want.Nodes {
+		objs = append(objs, &want.Nodes[i])
+	}
+	for i := range want.ResourceSlices {
+		objs = append(objs, &want.ResourceSlices[i])
+	}
+	for i := range want.ResourceClaims {
+		objs = append(objs, &want.ResourceClaims[i])
+	}
+	for i := range want.Pods {
+		objs = append(objs, &want.Pods[i])
+	}
+	for i := range want.ComputeDomains {
+		objs = append(objs, &want.ComputeDomains[i])
+	}
+	for i := range want.IMEXNodes {
+		objs = append(objs, &want.IMEXNodes[i])
+	}
+	for i := range want.Events {
+		objs = append(objs, &want.Events[i])
+	}
+	for i := range other.Events {
+		objs = append(objs, &other.Events[i])
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+
+	got, err := Fetch(context.Background(), c, FetchOptions{EventsNamespace: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The views built from what Fetch listed are the views of the objects themselves.
+	wantRacks, _ := BuildRacks(want, RacksOptions{})
+	gotRacks, err := BuildRacks(got, RacksOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantRacks, gotRacks); diff != "" {
+		t.Errorf("racks from fetched objects (-want +got):\n%s", diff)
+	}
+	wantDesc, _ := Describe(want, "big", "llm")
+	gotDesc, err := Describe(got, "big", "llm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantDesc, gotDesc); diff != "" {
+		t.Errorf("description from fetched objects (-want +got):\n%s", diff)
+	}
+	if len(got.Events) != len(want.Events) {
+		t.Errorf("fetched %d events, want the %d of namespace big alone", len(got.Events), len(want.Events))
+	}
+}
+
+func TestTraysAndCliquesSortNumbersAsNumbers(t *testing.T) {
+	cases := map[string]struct {
+		a, b string
+		want int
+	}{
+		"node-2 before node-10":            {a: "node-2", b: "node-10", want: -1},
+		"equal names":                      {a: "rack0-3", b: "rack0-3", want: 0},
+		"letters decide before digits run": {a: "a-10", b: "b-2", want: -1},
+		"leading zeros compare by value":   {a: "n-007", b: "n-8", want: -1},
+		"a prefix sorts first":             {a: "rack", b: "rack-1", want: -1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := naturalCompare(tc.a, tc.b); got != tc.want {
+				t.Errorf("naturalCompare(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+			}
+			if got := naturalCompare(tc.b, tc.a); got != -tc.want {
+				t.Errorf("naturalCompare(%q, %q) = %d, want %d", tc.b, tc.a, got, -tc.want)
+			}
+		})
+	}
+}
+
+func TestHolderKeysRunPastZ(t *testing.T) {
+	got := []string{holderKey(0), holderKey(25), holderKey(26), holderKey(27), holderKey(701), holderKey(702)}
+	want := []string{"A", "Z", "AA", "AB", "ZZ", "AAA"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("holder keys (-want +got):\n%s", diff)
+	}
+}

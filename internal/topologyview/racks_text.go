@@ -1,0 +1,162 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package topologyview
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Cell marks of the text view, after the holder's key.
+const (
+	markFree      = "."
+	markNotHeld   = "-"
+	markCordoned  = "x"
+	markUnhealthy = "!"
+	markIMEX      = "~"
+	markShared    = "+"
+)
+
+// noCliqueName is how the views name the nodes without a clique label.
+const noCliqueName = "(no clique)"
+
+// WriteRacksText prints the racks view: one row per clique with one cell per tray, the free trays, the holders'
+// keys, and a line for every tray that is shared or cannot take work.
+func WriteRacksText(w io.Writer, r *Racks) error {
+	keys := map[holderID]string{}
+	width := 1
+	for _, h := range r.Holders {
+		keys[h.id()] = h.Key
+		width = max(width, len(h.Key))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLIQUE\tFREE\tTRAYS")
+	for _, c := range r.Cliques {
+		cells := make([]string, len(c.Trays))
+		for i, t := range c.Trays {
+			cells[i] = trayCell(t, keys, width)
+		}
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\n", cliqueName(c.ID), c.FreeTrays, c.TotalTrays, strings.TrimRight(strings.Join(cells, " "), " "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d of %d trays free in %s\n", r.FreeTrays, r.TotalTrays, plural(len(r.Cliques), "clique"))
+
+	if len(r.Holders) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tKIND\tNAME\tTRAYS")
+		for _, h := range r.Holders {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", h.Key, h.Kind, h.Ref(), h.Trays)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\ncells: KEY holds the tray, %s free, %s held by nothing but not free; after it: %s several holders, "+
+		"%s cordoned, %s node taint or unhealthy GPU, %s IMEX daemon not ready\n",
+		markFree, markNotHeld, markShared, markCordoned, markUnhealthy, markIMEX)
+
+	var notes []string
+	for _, c := range r.Cliques {
+		for _, t := range c.Trays {
+			notes = append(notes, trayNotes(t, keys)...)
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\ntrays to look at:")
+		for _, n := range notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+	}
+	return nil
+}
+
+func cliqueName(id string) string {
+	if id == "" {
+		return noCliqueName
+	}
+	return id
+}
+
+// trayCell is a tray's cell: the first holder's key (or the free / not-held mark), padded to width, and the
+// tray's one most important mark.
+func trayCell(t Tray, keys map[holderID]string, width int) string {
+	main := markNotHeld
+	switch {
+	case len(t.Holders) > 0:
+		main = keys[t.Holders[0].id()]
+	case t.Free:
+		main = markFree
+	}
+	return fmt.Sprintf("%-*s%s", width, main, trayMark(t))
+}
+
+// trayMark is the tray's most important mark: cordoned, then taint or unhealthy GPU, then IMEX, then shared.
+func trayMark(t Tray) string {
+	switch {
+	case t.Cordoned:
+		return markCordoned
+	case len(t.Taints) > 0 || t.UnhealthyGPUs > 0:
+		return markUnhealthy
+	case t.IMEX == IMEXNotReady || t.IMEX == IMEXMissing:
+		return markIMEX
+	case len(t.Holders) > 1:
+		return markShared
+	}
+	return " "
+}
+
+// trayNotes are the lines that say why a tray is marked.
+func trayNotes(t Tray, keys map[holderID]string) []string {
+	var out []string
+	note := func(mark, format string, args ...any) {
+		out = append(out, fmt.Sprintf("%s %s %s", t.Node, mark, fmt.Sprintf(format, args...)))
+	}
+	if t.Cordoned {
+		note(markCordoned, "cordoned")
+	}
+	if len(t.Taints) > 0 {
+		note(markUnhealthy, "node taints %s", strings.Join(t.Taints, ", "))
+	}
+	if t.UnhealthyGPUs > 0 {
+		note(markUnhealthy, "%d of %d GPUs unhealthy: %s", t.UnhealthyGPUs, t.GPUs, strings.Join(t.UnhealthyReasons, "; "))
+	}
+	if t.IMEX == IMEXNotReady || t.IMEX == IMEXMissing {
+		note(markIMEX, "IMEX daemon %s: %s", t.IMEX, t.IMEXMessage)
+	}
+	if len(t.Holders) > 1 {
+		parts := make([]string, len(t.Holders))
+		for i, h := range t.Holders {
+			parts[i] = fmt.Sprintf("%s %s (%d GPUs)", keys[h.id()], h.Ref(), h.GPUs)
+		}
+		note(markShared, "shared by %s", strings.Join(parts, ", "))
+	}
+	return out
+}
+
+// Ref is "namespace/name".
+func (h TrayHolder) Ref() string { return h.Namespace + "/" + h.Name }
+
+// plural is "1 clique", "2 cliques".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
