@@ -71,7 +71,7 @@ func WriteRacksSVG(w io.Writer, r *Racks) error {
 	for i, c := range r.Cliques {
 		x := svgMargin + i*(svgRackWidth+svgRackGap)
 		fmt.Fprintf(&b, `<g class="clique" data-clique="%s">`+"\n", esc(c.ID))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", x, svgMargin+14, esc(cliqueName(c.ID)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="bold">%s<title>%s</title></text>`+"\n", x, svgMargin+14, esc(middleTruncate(cliqueName(c.ID), 34)), esc(cliqueName(c.ID)))
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%d of %d trays free</text>`+"\n", x, svgMargin+30, c.FreeTrays, c.TotalTrays)
 		for j, t := range c.Trays {
 			y := svgMargin + svgHeaderH + j*(svgTrayH+svgTrayGap)
@@ -85,7 +85,7 @@ func WriteRacksSVG(w io.Writer, r *Racks) error {
 	for i, h := range r.Holders {
 		ly := y + (i+1)*svgLegendLineH
 		fmt.Fprintf(&b, `<rect class="swatch" data-holder="%s" x="%d" y="%d" width="14" height="14" fill="%s" stroke="%s"/>`, esc(h.Ref()), svgMargin, ly-11, h.Color, svgStroke)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s  %s %s (%d trays)</text>`+"\n", svgMargin+20, ly, esc(h.Key), esc(h.Kind), esc(h.Ref()), h.Trays)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s  %s %s (%s)</text>`+"\n", svgMargin+20, ly, esc(h.Key), esc(h.Kind), esc(h.Ref()), plural(h.Trays, "tray"))
 	}
 	ly := y + (len(r.Holders)+1)*svgLegendLineH
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="14" fill="%s" stroke="%s"/><text x="%d" y="%d">free</text>`, svgMargin, ly-11, svgFreeFill, svgStroke, svgMargin+20, ly)
@@ -159,6 +159,15 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
+}
+
+// middleTruncate shortens s to n characters by cutting its middle, keeping the clique's number at the end.
+func middleTruncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	return s[:head] + "…" + s[len(s)-(n-1-head):]
 }
 
 // esc escapes text for an SVG attribute or element.
