@@ -59,7 +59,7 @@ help: ## Show this help.
 ##@ Build
 
 .PHONY: build
-build: ## Build every product binary into bin/.
+build: ## Build every product binary into bin/ (the kubectl plugin kubectl-computedomain included).
 	go build -o $(BIN)/ ./cmd/...
 
 .PHONY: image

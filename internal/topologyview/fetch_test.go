@@ -17,11 +17,15 @@ package topologyview
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
@@ -114,5 +118,31 @@ func TestHolderKeysRunPastZ(t *testing.T) {
 	want := []string{"A", "Z", "AA", "AB", "ZZ", "AAA"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("holder keys (-want +got):\n%s", diff)
+	}
+}
+
+// The chart's read-only ClusterRole grants ReadResources; Fetch must list nothing else.
+func TestFetchListsOnlyTheReadResources(t *testing.T) {
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).Build(), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			gvk, err := apiutil.GVKForObject(list, scheme)
+			if err != nil {
+				return err
+			}
+			listed = append(listed, gvk.Group+"/"+strings.ToLower(strings.TrimSuffix(gvk.Kind, "List"))+"s")
+			return c.List(ctx, list, opts...)
+		},
+	})
+	if _, err := Fetch(context.Background(), c, FetchOptions{EventsNamespace: "team-a"}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(listed)
+	if diff := cmp.Diff(ReadResources, listed); diff != "" {
+		t.Errorf("resources Fetch lists (-ReadResources +listed):\n%s", diff)
 	}
 }

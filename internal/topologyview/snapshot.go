@@ -37,6 +37,18 @@ type Snapshot struct {
 	Events []corev1.Event
 }
 
+// ReadResources are the resources Fetch lists, as "group/resource" (core resources with the empty group): the
+// rights, get and list, a user of the views needs. The chart's topology-view ClusterRole grants exactly these.
+var ReadResources = []string{
+	"/events",
+	"/nodes",
+	"/pods",
+	"resource.k8s.io/resourceclaims",
+	"resource.k8s.io/resourceslices",
+	"resource.nvidia.com/computedomains",
+	"resource.nvidia.com/imexnodes",
+}
+
 // FetchOptions says what Fetch lists besides the cluster-wide objects.
 type FetchOptions struct {
 	// EventsNamespace, when set, is the namespace whose events are listed (for describe).
