@@ -79,54 +79,54 @@ func writeDescriptionText(w io.Writer, d *Description) error {
 			fmt.Fprintln(w, line)
 		}
 		if len(c.Nodes) > 0 {
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "    NODE\tINDEX\tIMEX\tADDRESS\tWHY NOT READY")
-			for _, n := range c.Nodes {
-				fmt.Fprintf(tw, "    %s\t%d\t%s\t%s\t%s\n", n.Name, n.Index, orNone(n.Status), orNone(n.IPAddress), n.IMEXMessage)
+			rows := make([][]string, len(c.Nodes))
+			for i, n := range c.Nodes {
+				rows[i] = []string{n.Name, fmt.Sprint(n.Index), orNone(n.Status), orNone(n.IPAddress), n.IMEXMessage}
 			}
-			if err := tw.Flush(); err != nil {
+			if err := writeTable(w, "    ", []string{"NODE", "INDEX", "IMEX", "ADDRESS", "WHY NOT READY"}, rows); err != nil {
 				return err
 			}
 		}
 	}
 
-	fmt.Fprintln(w, "\nPods:")
-	if len(d.Pods) == 0 {
-		fmt.Fprintln(w, "  none")
-	} else {
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NAME\tNODE\tCLIQUE\tPHASE")
-		for _, p := range d.Pods {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Name, orNone(p.Node), orNone(p.Clique), orNone(p.Phase))
+	pods := make([][]string, len(d.Pods))
+	for i, p := range d.Pods {
+		pods[i] = []string{p.Name, orNone(p.Node), orNone(p.Clique), orNone(p.Phase)}
+	}
+	conditions := make([][]string, len(d.Conditions))
+	for i, c := range d.Conditions {
+		conditions[i] = []string{c.Type, c.Status, c.Reason, oneLine(c.Message)}
+	}
+	events := make([][]string, len(d.Events))
+	for i, e := range d.Events {
+		events[i] = []string{e.LastSeen.Format(time.RFC3339), e.Type, e.Reason, fmt.Sprint(e.Count), oneLine(e.Message)}
+	}
+	for _, section := range []struct {
+		title  string
+		header []string
+		rows   [][]string
+	}{
+		{"Pods", []string{"NAME", "NODE", "CLIQUE", "PHASE"}, pods},
+		{"Conditions", []string{"TYPE", "STATUS", "REASON", "MESSAGE"}, conditions},
+		{"Events", []string{"LAST SEEN", "TYPE", "REASON", "COUNT", "MESSAGE"}, events},
+	} {
+		fmt.Fprintf(w, "\n%s:\n", section.title)
+		if len(section.rows) == 0 {
+			fmt.Fprintln(w, "  none")
+			continue
 		}
-		if err := tw.Flush(); err != nil {
+		if err := writeTable(w, "  ", section.header, section.rows); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	fmt.Fprintln(w, "\nConditions:")
-	if len(d.Conditions) == 0 {
-		fmt.Fprintln(w, "  none")
-	} else {
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tMESSAGE")
-		for _, c := range d.Conditions {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, oneLine(c.Message))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-
-	fmt.Fprintln(w, "\nEvents:")
-	if len(d.Events) == 0 {
-		fmt.Fprintln(w, "  none")
-		return nil
-	}
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  LAST SEEN\tTYPE\tREASON\tCOUNT\tMESSAGE")
-	for _, e := range d.Events {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\n", e.LastSeen.Format(time.RFC3339), e.Type, e.Reason, e.Count, oneLine(e.Message))
+// writeTable prints a header and rows as aligned columns, each line indented.
+func writeTable(w io.Writer, indent string, header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintln(tw, indent+strings.Join(row, "\t"))
 	}
 	return tw.Flush()
 }

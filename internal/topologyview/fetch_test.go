@@ -29,6 +29,24 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 )
 
+// asObjects are pointers to items, as client objects.
+func asObjects[T any, PT interface {
+	*T
+	client.Object
+}](items []T) []client.Object {
+	out := make([]client.Object, len(items))
+	for i := range items {
+		out[i] = PT(&items[i])
+	}
+	return out
+}
+
+// snapshotObjects are every object of s.
+func snapshotObjects(s *Snapshot) []client.Object {
+	return slices.Concat(asObjects(s.Nodes), asObjects(s.ResourceSlices), asObjects(s.ResourceClaims), asObjects(s.Pods),
+		asObjects(s.ComputeDomains), asObjects(s.IMEXNodes), asObjects(s.Events))
+}
+
 func TestFetchListsWhatTheViewsNeedAndOnlyTheDescribedNamespacesEvents(t *testing.T) {
 	want := multiCliqueCluster()
 	other := blockedCluster()
@@ -36,31 +54,7 @@ func TestFetchListsWhatTheViewsNeedAndOnlyTheDescribedNamespacesEvents(t *testin
 	if err != nil {
 		t.Fatal(err)
 	}
-	var objs []client.Object
-	for i := range want.Nodes {
-		objs = append(objs, &want.Nodes[i])
-	}
-	for i := range want.ResourceSlices {
-		objs = append(objs, &want.ResourceSlices[i])
-	}
-	for i := range want.ResourceClaims {
-		objs = append(objs, &want.ResourceClaims[i])
-	}
-	for i := range want.Pods {
-		objs = append(objs, &want.Pods[i])
-	}
-	for i := range want.ComputeDomains {
-		objs = append(objs, &want.ComputeDomains[i])
-	}
-	for i := range want.IMEXNodes {
-		objs = append(objs, &want.IMEXNodes[i])
-	}
-	for i := range want.Events {
-		objs = append(objs, &want.Events[i])
-	}
-	for i := range other.Events {
-		objs = append(objs, &other.Events[i])
-	}
+	objs := append(snapshotObjects(want), asObjects(other.Events)...)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 
 	got, err := Fetch(context.Background(), c, FetchOptions{EventsNamespace: "big"})

@@ -59,12 +59,11 @@ func WriteRacksText(w io.Writer, r *Racks) error {
 
 	if len(r.Holders) > 0 {
 		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY\tKIND\tNAME\tTRAYS")
-		for _, h := range r.Holders {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", h.Key, h.Kind, h.Ref(), h.Trays)
+		rows := make([][]string, len(r.Holders))
+		for i, h := range r.Holders {
+			rows[i] = []string{h.Key, h.Kind, h.Ref(), fmt.Sprint(h.Trays)}
 		}
-		if err := tw.Flush(); err != nil {
+		if err := writeTable(w, "", []string{"KEY", "KIND", "NAME", "TRAYS"}, rows); err != nil {
 			return err
 		}
 	}
