@@ -21,11 +21,11 @@ import (
 )
 
 // holderColor is the holder's fill in the SVG picture: a hue from a hash of its kind, namespace and name alone,
-// so a domain keeps its colour from one picture to the next whatever else runs. Domains get saturated colours,
+// so a domain keeps its color from one picture to the next whatever else runs. Domains get saturated colors,
 // other workloads pale ones, so domains stand out.
 func holderColor(id holderID) string {
 	h := fnv.New32a()
-	fmt.Fprintf(h, "%s/%s/%s", id.kind, id.namespace, id.name)
+	_, _ = h.Write([]byte(id.kind + "/" + id.namespace + "/" + id.name)) // a hash's Write never fails
 	sum := h.Sum32()
 	hue := float64(sum % 360)
 	if id.kind == HolderComputeDomain {

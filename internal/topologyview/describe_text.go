@@ -19,34 +19,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
 // WriteDescriptionText prints a domain's description: summary, what blocks it, cliques with their channels,
 // slices and nodes, pods, conditions and recent events.
 func WriteDescriptionText(out io.Writer, d *Description) error {
-	var w bytes.Buffer
-	if err := writeDescriptionText(&w, d); err != nil {
-		return err
-	}
-	_, err := out.Write(trimLines(w.Bytes()))
-	return err
+	return writeText(out, func(w *bytes.Buffer) { writeDescription(w, d) })
 }
 
-// trimLines removes the spaces tabwriter leaves at the end of a row whose last cells are empty.
-func trimLines(b []byte) []byte {
-	lines := bytes.Split(b, []byte("\n"))
-	for i, l := range lines {
-		lines[i] = bytes.TrimRight(l, " ")
-	}
-	return bytes.Join(lines, []byte("\n"))
-}
-
-func writeDescriptionText(w io.Writer, d *Description) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Name:\t%s\n", d.Name)
-	fmt.Fprintf(tw, "Namespace:\t%s\n", d.Namespace)
+func writeDescription(w *bytes.Buffer, d *Description) {
 	size := fmt.Sprintf("numNodes %d", d.NumNodes)
 	if d.NumNodes == 0 {
 		size = "numNodes 0 (follows its workload)"
@@ -54,12 +36,13 @@ func writeDescriptionText(w io.Writer, d *Description) error {
 	if d.SliceSize > 0 {
 		size += fmt.Sprintf(", sliceSize %d", d.SliceSize)
 	}
-	fmt.Fprintf(tw, "Size:\t%s\n", size)
-	fmt.Fprintf(tw, "Status:\t%s, %d of %d nodes ready\n", orNone(d.Status), d.ReadyNodes, d.TotalNodes)
-	fmt.Fprintf(tw, "Blocker:\t%s\n", d.Blocker)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	writeTable(w, "", nil, [][]string{
+		{"Name:", d.Name},
+		{"Namespace:", d.Namespace},
+		{"Size:", size},
+		{"Status:", fmt.Sprintf("%s, %d of %d nodes ready", orNone(d.Status), d.ReadyNodes, d.TotalNodes)},
+		{"Blocker:", d.Blocker},
+	})
 
 	fmt.Fprintln(w, "\nCliques:")
 	if len(d.Cliques) == 0 {
@@ -83,9 +66,7 @@ func writeDescriptionText(w io.Writer, d *Description) error {
 			for i, n := range c.Nodes {
 				rows[i] = []string{n.Name, fmt.Sprint(n.Index), orNone(n.Status), orNone(n.IPAddress), n.IMEXMessage}
 			}
-			if err := writeTable(w, "    ", []string{"NODE", "INDEX", "IMEX", "ADDRESS", "WHY NOT READY"}, rows); err != nil {
-				return err
-			}
+			writeTable(w, "    ", []string{"NODE", "INDEX", "IMEX", "ADDRESS", "WHY NOT READY"}, rows)
 		}
 	}
 
@@ -115,20 +96,8 @@ func writeDescriptionText(w io.Writer, d *Description) error {
 			fmt.Fprintln(w, "  none")
 			continue
 		}
-		if err := writeTable(w, "  ", section.header, section.rows); err != nil {
-			return err
-		}
+		writeTable(w, "  ", section.header, section.rows)
 	}
-	return nil
-}
-
-// writeTable prints a header and rows as aligned columns, each line indented.
-func writeTable(w io.Writer, indent string, header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range append([][]string{header}, rows...) {
-		fmt.Fprintln(tw, indent+strings.Join(row, "\t"))
-	}
-	return tw.Flush()
 }
 
 func channelString(c *int32) string {

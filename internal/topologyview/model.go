@@ -88,7 +88,7 @@ type Holder struct {
 	// Trays is the number of shown trays it holds.
 	Trays int `json:"trays"`
 	// Color is its fill in the SVG picture, derived from kind, namespace and name alone, so a domain keeps its
-	// colour from one picture to the next.
+	// color from one picture to the next.
 	Color string `json:"color"`
 }
 

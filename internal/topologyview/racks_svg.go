@@ -34,7 +34,7 @@ const (
 	svgMinWidth    = 520
 )
 
-// Tray fills and strokes that are not a holder's colour.
+// Tray fills and strokes that are not a holder's color.
 const (
 	svgFreeFill       = "#ffffff"
 	svgNotHeldFill    = "#d9d9d9"
@@ -44,9 +44,9 @@ const (
 )
 
 // WriteRacksSVG draws the racks view: one column per clique (rack) with its trays top to bottom, each tray filled
-// with the colour of the domain or workload holding it (white when free, grey when held by nothing but not free),
+// with the color of the domain or workload holding it (white when free, grey when held by nothing but not free),
 // hatched when cordoned, outlined red for a node taint or unhealthy GPU and dashed orange when its IMEX daemon is
-// not ready; a legend of the holders' colours below. Every tray's rect carries data-node, data-holder and
+// not ready; a legend of the holders' colors below. Every tray's rect carries data-node, data-holder and
 // data-marks attributes for tools.
 func WriteRacksSVG(w io.Writer, r *Racks) error {
 	keys := map[holderID]Holder{}

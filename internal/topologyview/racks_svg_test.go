@@ -128,7 +128,7 @@ func TestRacksSVGKeepsADomainsColourWhateverElseIsShown(t *testing.T) {
 		t.Errorf("the --domain filter drew rack1-1, a tray of another clique")
 	}
 	if a, b := all.trays["rack0-1"].attr("fill"), alone.trays["rack0-1"].attr("fill"); a != b || a == "" {
-		t.Errorf("team-a/train is %q with every clique shown and %q with its own alone; want one non-empty colour", a, b)
+		t.Errorf("team-a/train is %q with every clique shown and %q with its own alone; want one non-empty color", a, b)
 	}
 }
 

@@ -15,10 +15,10 @@
 package topologyview
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // Cell marks of the text view, after the holder's key.
@@ -36,25 +36,26 @@ const noCliqueName = "(no clique)"
 
 // WriteRacksText prints the racks view: one row per clique with one cell per tray, the free trays, the holders'
 // keys, and a line for every tray that is shared or cannot take work.
-func WriteRacksText(w io.Writer, r *Racks) error {
+func WriteRacksText(out io.Writer, r *Racks) error {
+	return writeText(out, func(w *bytes.Buffer) { writeRacks(w, r) })
+}
+
+func writeRacks(w *bytes.Buffer, r *Racks) {
 	keys := map[holderID]string{}
 	width := 1
 	for _, h := range r.Holders {
 		keys[h.id()] = h.Key
 		width = max(width, len(h.Key))
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLIQUE\tFREE\tTRAYS")
-	for _, c := range r.Cliques {
+	rows := make([][]string, len(r.Cliques))
+	for i, c := range r.Cliques {
 		cells := make([]string, len(c.Trays))
-		for i, t := range c.Trays {
-			cells[i] = trayCell(t, keys, width)
+		for j, t := range c.Trays {
+			cells[j] = trayCell(t, keys, width)
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\n", cliqueName(c.ID), c.FreeTrays, c.TotalTrays, strings.TrimRight(strings.Join(cells, " "), " "))
+		rows[i] = []string{cliqueName(c.ID), fmt.Sprintf("%d/%d", c.FreeTrays, c.TotalTrays), strings.Join(cells, " ")}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	writeTable(w, "", []string{"CLIQUE", "FREE", "TRAYS"}, rows)
 	fmt.Fprintf(w, "\n%d of %d trays free in %s\n", r.FreeTrays, r.TotalTrays, plural(len(r.Cliques), "clique"))
 
 	if len(r.Holders) > 0 {
@@ -63,9 +64,7 @@ func WriteRacksText(w io.Writer, r *Racks) error {
 		for i, h := range r.Holders {
 			rows[i] = []string{h.Key, h.Kind, h.Ref(), fmt.Sprint(h.Trays)}
 		}
-		if err := writeTable(w, "", []string{"KEY", "KIND", "NAME", "TRAYS"}, rows); err != nil {
-			return err
-		}
+		writeTable(w, "", []string{"KEY", "KIND", "NAME", "TRAYS"}, rows)
 	}
 	fmt.Fprintf(w, "\ncells: KEY holds the tray, %s free, %s held by nothing but not free; after it: %s several holders, "+
 		"%s cordoned, %s node taint or unhealthy GPU, %s IMEX daemon not ready\n",
@@ -83,7 +82,6 @@ func WriteRacksText(w io.Writer, r *Racks) error {
 			fmt.Fprintln(w, "  "+n)
 		}
 	}
-	return nil
 }
 
 func cliqueName(id string) string {
