@@ -167,7 +167,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint over both modules.
 ##@ Simulated cluster
 
 .PHONY: demo
-demo: $(BIN)/simcluster ## Start the embedded simulated GPU cluster, run the demo scenario, print the result.
+demo: $(BIN)/simcluster ## Start the embedded simulated GPU cluster, run the demo scenario, print the result and the racks picture (SVG: bin/demo-racks.svg).
 	$(BIN)/simcluster demo
 
 .PHONY: demo-tenants

@@ -81,7 +81,7 @@ func WriteRacksSVG(w io.Writer, r *Racks) error {
 	}
 
 	y := svgMargin + racksH + svgLegendLineH
-	fmt.Fprintf(&b, `<g class="legend"><text x="%d" y="%d" font-weight="bold">%d of %d trays free in %s</text>`+"\n", svgMargin, y, r.FreeTrays, r.TotalTrays, plural(len(r.Cliques), "clique"))
+	fmt.Fprintf(&b, `<g class="legend"><text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", svgMargin, y, esc(r.summary()))
 	for i, h := range r.Holders {
 		ly := y + (i+1)*svgLegendLineH
 		fmt.Fprintf(&b, `<rect class="swatch" data-holder="%s" x="%d" y="%d" width="14" height="14" fill="%s" stroke="%s"/>`, esc(h.Ref()), svgMargin, ly-11, h.Color, svgStroke)

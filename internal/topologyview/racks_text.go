@@ -56,7 +56,7 @@ func writeRacks(w *bytes.Buffer, r *Racks) {
 		rows[i] = []string{cliqueName(c.ID), fmt.Sprintf("%d/%d", c.FreeTrays, c.TotalTrays), strings.Join(cells, " ")}
 	}
 	writeTable(w, "", []string{"CLIQUE", "FREE", "TRAYS"}, rows)
-	fmt.Fprintf(w, "\n%d of %d trays free in %s\n", r.FreeTrays, r.TotalTrays, plural(len(r.Cliques), "clique"))
+	fmt.Fprintf(w, "\n%s\n", r.summary())
 
 	if len(r.Holders) > 0 {
 		fmt.Fprintln(w)
@@ -140,7 +140,7 @@ func trayNotes(t Tray, keys map[holderID]string) []string {
 	if len(t.Holders) > 1 {
 		parts := make([]string, len(t.Holders))
 		for i, h := range t.Holders {
-			parts[i] = fmt.Sprintf("%s %s (%d GPUs)", keys[h.id()], h.Ref(), h.GPUs)
+			parts[i] = fmt.Sprintf("%s %s (%s)", keys[h.id()], h.Ref(), plural(h.GPUs, "GPU"))
 		}
 		note(markShared, "shared by %s", strings.Join(parts, ", "))
 	}
@@ -149,6 +149,23 @@ func trayNotes(t Tray, keys map[holderID]string) []string {
 
 // Ref is "namespace/name".
 func (h TrayHolder) Ref() string { return h.Namespace + "/" + h.Name }
+
+// summary counts the free trays of the shown rows: "5 of 13 trays free in 2 cliques and 1 tray without a clique".
+func (r *Racks) summary() string {
+	cliques, without := 0, 0
+	for _, c := range r.Cliques {
+		if c.ID == "" {
+			without = c.TotalTrays
+		} else {
+			cliques++
+		}
+	}
+	s := fmt.Sprintf("%d of %d trays free in %s", r.FreeTrays, r.TotalTrays, plural(cliques, "clique"))
+	if without > 0 {
+		s += fmt.Sprintf(" and %s without a clique", plural(without, "tray"))
+	}
+	return s
+}
 
 // plural is "1 clique", "2 cliques".
 func plural(n int, noun string) string {

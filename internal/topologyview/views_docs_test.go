@@ -22,7 +22,8 @@ import (
 	"testing"
 )
 
-// docsPage is the page that shows the views; its examples are golden files, so they cannot rot.
+// docsPage is the page that shows the views; its examples are golden files, so they cannot rot. (This file
+// sorts after golden_views_test.go, so one -update run rewrites the golden files first, then the page.)
 const docsPage = "../../docs/topology-view.md"
 
 // docsGoldenBlock is an example on the page: a marker naming the golden file, then a text block holding it.
