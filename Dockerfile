@@ -35,6 +35,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
       ./cmd/compute-domain-webhook \
       ./cmd/gpu-kubelet-plugin \
       ./cmd/imex-standin \
+      ./cmd/kubectl-computedomain \
       ./cmd/mps-control-standin
 
 # distroless/base: glibc for dlopen of the host driver's libnvidia-ml, CA certificates, no shell, no package
@@ -44,7 +45,7 @@ FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.source="https://github.com/computedomain-operator/computedomain-operator" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.description="Kubernetes DRA drivers for NVIDIA GPUs and multi-node NVLink ComputeDomains"
-COPY --from=build /out/compute-domain-controller /out/compute-domain-daemon /out/compute-domain-kubelet-plugin /out/compute-domain-metering /out/compute-domain-webhook /out/gpu-kubelet-plugin /out/imex-standin /out/mps-control-standin /usr/bin/
+COPY --from=build /out/compute-domain-controller /out/compute-domain-daemon /out/compute-domain-kubelet-plugin /out/compute-domain-metering /out/compute-domain-webhook /out/gpu-kubelet-plugin /out/imex-standin /out/kubectl-computedomain /out/mps-control-standin /usr/bin/
 COPY LICENSE /licenses/LICENSE
 USER 65532:65532
 # The controller by default; any other binary by name (`docker run IMAGE gpu-kubelet-plugin --help`). The chart

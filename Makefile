@@ -59,7 +59,7 @@ help: ## Show this help.
 ##@ Build
 
 .PHONY: build
-build: ## Build every product binary into bin/.
+build: ## Build every product binary into bin/ (the kubectl plugin kubectl-computedomain included).
 	go build -o $(BIN)/ ./cmd/...
 
 .PHONY: image
@@ -167,7 +167,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint over both modules.
 ##@ Simulated cluster
 
 .PHONY: demo
-demo: $(BIN)/simcluster ## Start the embedded simulated GPU cluster, run the demo scenario, print the result.
+demo: $(BIN)/simcluster ## Start the embedded simulated GPU cluster, run the demo scenario, print the result and the racks picture (SVG: bin/demo-racks.svg).
 	$(BIN)/simcluster demo
 
 .PHONY: demo-tenants

@@ -17,6 +17,8 @@ package computedomain
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -40,6 +42,8 @@ import (
 //     Ready=True, once per domain and controller process. A controller that restarts during a formation
 //     does not observe that formation.
 //   - computedomain_domains{condition,status}: domains by condition type and status, at scrape time.
+//   - computedomain_clique_channels{clique}: IMEX channels the domains hold in each NVLink clique (one per
+//     domain with a channel there, as their status last written says), at scrape time.
 //   - computedomain_controller_api_writes_total{kind,verb}: writes this controller sent to the API server.
 //   - computedomain_controller_api_conflicts_total{kind,verb}: those answered HTTP 409.
 type Metrics struct {
@@ -49,8 +53,10 @@ type Metrics struct {
 
 	mu         sync.Mutex
 	conditions map[types.UID]map[string]metav1.ConditionStatus
-	names      map[types.UID]types.NamespacedName
-	formed     map[types.UID]bool
+	// channelCliques are the cliques where each domain holds a channel.
+	channelCliques map[types.UID][]string
+	names          map[types.UID]types.NamespacedName
+	formed         map[types.UID]bool
 	// placed is when the domain's workload was first seen on a node.
 	placed map[types.UID]time.Time
 }
@@ -71,10 +77,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "computedomain_controller_api_conflicts_total",
 			Help: "API writes of the ComputeDomain controller answered with HTTP 409, by object kind and verb.",
 		}, []string{"kind", "verb"}),
-		conditions: map[types.UID]map[string]metav1.ConditionStatus{},
-		names:      map[types.UID]types.NamespacedName{},
-		formed:     map[types.UID]bool{},
-		placed:     map[types.UID]time.Time{},
+		conditions:     map[types.UID]map[string]metav1.ConditionStatus{},
+		channelCliques: map[types.UID][]string{},
+		names:          map[types.UID]types.NamespacedName{},
+		formed:         map[types.UID]bool{},
+		placed:         map[types.UID]time.Time{},
 	}
 	for _, c := range []prometheus.Collector{m.formation, m.writes, m.conflicts, domainsCollector{m}} {
 		if err := reg.Register(c); err != nil {
@@ -106,6 +113,13 @@ func (m *Metrics) observeDomain(cd *v1beta1.ComputeDomain, now time.Time) {
 		conds[c.Type] = c.Status
 	}
 	m.conditions[cd.UID] = conds
+	var cliques []string
+	for _, c := range cd.Status.Cliques {
+		if c.Channel != nil && c.CliqueID != "" {
+			cliques = append(cliques, c.CliqueID)
+		}
+	}
+	m.channelCliques[cd.UID] = cliques
 	m.names[cd.UID] = types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name}
 	start, placed := m.placed[cd.UID]
 	if conds[v1beta1.ComputeDomainConditionReady] != metav1.ConditionTrue || m.formed[cd.UID] || !placed {
@@ -119,7 +133,13 @@ func (m *Metrics) observeDomain(cd *v1beta1.ComputeDomain, now time.Time) {
 func (m *Metrics) forgetDomain(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.forgetLocked(uid)
+}
+
+// forgetLocked drops everything kept of the domain uid; m.mu is held.
+func (m *Metrics) forgetLocked(uid types.UID) {
 	delete(m.conditions, uid)
+	delete(m.channelCliques, uid)
 	delete(m.names, uid)
 	delete(m.formed, uid)
 	delete(m.placed, uid)
@@ -131,21 +151,25 @@ func (m *Metrics) forgetNamed(name types.NamespacedName) {
 	defer m.mu.Unlock()
 	for uid, n := range m.names {
 		if n == name {
-			delete(m.conditions, uid)
-			delete(m.names, uid)
-			delete(m.formed, uid)
-			delete(m.placed, uid)
+			m.forgetLocked(uid)
 		}
 	}
 }
 
-// domainsCollector reports computedomain_domains from the conditions last written.
+// domainsCollector reports computedomain_domains and computedomain_clique_channels from the statuses last
+// written.
 type domainsCollector struct{ m *Metrics }
 
 var domainsDesc = prometheus.NewDesc("computedomain_domains",
 	"ComputeDomains by condition type and status, as last written by the controller.", []string{"condition", "status"}, nil)
 
-func (c domainsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- domainsDesc }
+var cliqueChannelsDesc = prometheus.NewDesc("computedomain_clique_channels",
+	"IMEX channels the ComputeDomains hold in each NVLink clique (one per domain with a channel there), as last written by the controller.", []string{"clique"}, nil)
+
+func (c domainsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- domainsDesc
+	ch <- cliqueChannelsDesc
+}
 
 func (c domainsCollector) Collect(ch chan<- prometheus.Metric) {
 	c.m.mu.Lock()
@@ -155,7 +179,16 @@ func (c domainsCollector) Collect(ch chan<- prometheus.Metric) {
 			counts[[2]string{t, string(s)}]++
 		}
 	}
+	channels := map[string]int{}
+	for _, cliques := range c.m.channelCliques {
+		for _, clique := range cliques {
+			channels[clique]++
+		}
+	}
 	c.m.mu.Unlock()
+	for _, clique := range slices.Sorted(maps.Keys(channels)) {
+		ch <- prometheus.MustNewConstMetric(cliqueChannelsDesc, prometheus.GaugeValue, float64(channels[clique]), clique)
+	}
 	keys := make([][2]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)

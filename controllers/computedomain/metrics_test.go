@@ -86,6 +86,40 @@ func TestMetricsFormationAndConditions(t *testing.T) {
 	}
 }
 
+// Channels per clique count the domains whose status holds a channel there; a domain gone, by UID or by name,
+// holds none.
+func TestMetricsChannelsPerClique(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	withChannel := func(clique string, channel int32) v1beta1.ComputeDomainClique {
+		return v1beta1.ComputeDomainClique{CliqueID: clique, Channel: &channel}
+	}
+	m.observeDomain(utiltesting.MakeComputeDomain("a", "ns").UID("uid-a").Clique(withChannel("u.0", 0)).Clique(withChannel("u.1", 0)).Obj(), now)
+	m.observeDomain(utiltesting.MakeComputeDomain("b", "ns").UID("uid-b").Clique(withChannel("u.0", 1)).Obj(), now)
+	// A clique still waiting for its channel holds none.
+	m.observeDomain(utiltesting.MakeComputeDomain("c", "ns").UID("uid-c").Clique(v1beta1.ComputeDomainClique{CliqueID: "u.1"}).Obj(), now)
+	want := map[string]float64{
+		`computedomain_clique_channels{clique="u.0"}`: 2,
+		`computedomain_clique_channels{clique="u.1"}`: 1,
+	}
+	if diff := cmp.Diff(want, gather(t, reg, "computedomain_clique_channels")); diff != "" {
+		t.Errorf("channels per clique (-want +got):\n%s", diff)
+	}
+
+	// A domain's later status replaces its cliques.
+	m.observeDomain(utiltesting.MakeComputeDomain("a", "ns").UID("uid-a").Clique(withChannel("u.1", 0)).Obj(), now)
+	m.forgetDomain("uid-b")
+	m.forgetNamed(types.NamespacedName{Namespace: "ns", Name: "c"})
+	want = map[string]float64{`computedomain_clique_channels{clique="u.1"}`: 1}
+	if diff := cmp.Diff(want, gather(t, reg, "computedomain_clique_channels")); diff != "" {
+		t.Errorf("channels per clique after changes (-want +got):\n%s", diff)
+	}
+}
+
 // gather returns the named metric families as series → value (histograms as _count and _sum).
 func gather(t *testing.T, g prometheus.Gatherer, names ...string) map[string]float64 {
 	t.Helper()

@@ -15,6 +15,8 @@
 package testing
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -85,6 +87,18 @@ func (w *ComputeDomainWrapper) NumNodes(n int32) *ComputeDomainWrapper {
 	return w
 }
 
+// SliceSize sets spec.sliceSize.
+func (w *ComputeDomainWrapper) SliceSize(n int32) *ComputeDomainWrapper {
+	w.Spec.SliceSize = n
+	return w
+}
+
+// Slice adds or replaces a status.slices entry (keyed by index).
+func (w *ComputeDomainWrapper) Slice(s v1beta1.ComputeDomainSlice) *ComputeDomainWrapper {
+	w.Status.Slices = upsert(w.Status.Slices, s, func(o v1beta1.ComputeDomainSlice) bool { return o.Index == s.Index })
+	return w
+}
+
 // StatusValue sets the compatible status.status.
 func (w *ComputeDomainWrapper) StatusValue(s v1beta1.ComputeDomainStatusValue) *ComputeDomainWrapper {
 	w.Status.Status = s
@@ -93,25 +107,13 @@ func (w *ComputeDomainWrapper) StatusValue(s v1beta1.ComputeDomainStatusValue) *
 
 // Node adds or replaces a status.nodes entry (keyed by name).
 func (w *ComputeDomainWrapper) Node(n v1beta1.ComputeDomainNode) *ComputeDomainWrapper {
-	for i := range w.Status.Nodes {
-		if w.Status.Nodes[i].Name == n.Name {
-			w.Status.Nodes[i] = n
-			return w
-		}
-	}
-	w.Status.Nodes = append(w.Status.Nodes, n)
+	w.Status.Nodes = upsert(w.Status.Nodes, n, func(o v1beta1.ComputeDomainNode) bool { return o.Name == n.Name })
 	return w
 }
 
 // Clique adds or replaces a status.cliques entry (keyed by cliqueID).
 func (w *ComputeDomainWrapper) Clique(c v1beta1.ComputeDomainClique) *ComputeDomainWrapper {
-	for i := range w.Status.Cliques {
-		if w.Status.Cliques[i].CliqueID == c.CliqueID {
-			w.Status.Cliques[i] = c
-			return w
-		}
-	}
-	w.Status.Cliques = append(w.Status.Cliques, c)
+	w.Status.Cliques = upsert(w.Status.Cliques, c, func(o v1beta1.ComputeDomainClique) bool { return o.CliqueID == c.CliqueID })
 	return w
 }
 
@@ -124,13 +126,7 @@ func (w *ComputeDomainWrapper) NodeCounts(ready, total int32) *ComputeDomainWrap
 
 // Condition adds or replaces a status condition (keyed by type).
 func (w *ComputeDomainWrapper) Condition(c metav1.Condition) *ComputeDomainWrapper {
-	for i := range w.Status.Conditions {
-		if w.Status.Conditions[i].Type == c.Type {
-			w.Status.Conditions[i] = c
-			return w
-		}
-	}
-	w.Status.Conditions = append(w.Status.Conditions, c)
+	w.Status.Conditions = upsert(w.Status.Conditions, c, func(o metav1.Condition) bool { return o.Type == c.Type })
 	return w
 }
 
@@ -138,6 +134,15 @@ func (w *ComputeDomainWrapper) Condition(c metav1.Condition) *ComputeDomainWrapp
 func (w *ComputeDomainWrapper) ObservedGeneration(g int64) *ComputeDomainWrapper {
 	w.Status.ObservedGeneration = g
 	return w
+}
+
+// upsert replaces the entry of list that is the same as item (a list-map's key), or appends item.
+func upsert[T any](list []T, item T, same func(T) bool) []T {
+	if i := slices.IndexFunc(list, same); i >= 0 {
+		list[i] = item
+		return list
+	}
+	return append(list, item)
 }
 
 // MakeComputeDomainNode returns a status.nodes entry.

@@ -115,6 +115,9 @@ func (d *demo) computeDomainJob(ctx context.Context) error {
 	}
 	d.progress("ComputeDomain job: domain Ready with %d nodes %s, all 4 pods got %s, %.2fs after creation",
 		len(nodes), strings.Join(described, " "), keys(channels), took.Seconds())
+	if err := d.captureRacks(ctx, "while the ComputeDomain job ran"); err != nil {
+		return fmt.Errorf("ComputeDomain job: %w", err)
+	}
 
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, d.timeout, true, func(ctx context.Context) (bool, error) {
 		job, err := d.client.BatchV1().Jobs(demoNamespace).Get(ctx, "nccl-job", metav1.GetOptions{})

@@ -59,6 +59,9 @@ type demo struct {
 	restConfig *rest.Config
 	rows       []demoRow
 	timeout    time.Duration
+	// racks is the racks picture the demo ends with; racksSVG where its SVG goes.
+	racks    *racksPicture
+	racksSVG string
 }
 
 func (d *demo) progress(format string, args ...any) {
@@ -74,12 +77,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	timeout := fs.Duration("step-timeout", time.Minute, "how long one demo step may take")
+	racksSVG := fs.String("racks-svg", filepath.Join("bin", "demo-racks.svg"), "where the demo writes its racks picture as SVG (relative: to the repository root; empty: nowhere)")
 	ctx, d, err := startDemo(ctx, fs, &cf, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	defer clustercli.StopQuietly(d.cluster)
 	d.timeout = *timeout
+	d.racksSVG = *racksSVG
 	install, err := describeInstall(ctx, d.client)
 	if err != nil {
 		return err
@@ -97,6 +102,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	d.printTable()
+	if err := d.printRacks(); err != nil {
+		return err
+	}
 	d.progress("demo finished successfully")
 	return nil
 }
