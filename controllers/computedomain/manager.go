@@ -179,6 +179,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	}); err != nil {
 		return fmt.Errorf("index workload ResourceClaims by node: %w", err)
 	}
+	r.cliques = newCliqueIndex()
+	if err := r.cliques.watch(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1beta1.ComputeDomain{}).

@@ -231,16 +231,9 @@ func (r *Reconciler) restoreMinCount(ctx context.Context, existing client.Object
 // largest clique (nodes labeled with the same clique, from the cache of Node metadata). (The plan's slices never
 // exceed MaxNodesPerClique, the most one IMEX ensemble takes.)
 func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomain, plan sliceplan.Plan) (string, error) {
-	nodes := &metav1.PartialObjectMetadataList{}
-	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := r.client.List(ctx, nodes); err != nil {
-		return "", fmt.Errorf("list nodes for their NVLink cliques: %w", err)
-	}
-	sizes := map[string]int{}
-	for _, n := range nodes.Items {
-		if c := n.Labels[PlacementTopologyKey]; c != "" {
-			sizes[c]++
-		}
+	sizes, err := r.cliqueSizes(ctx)
+	if err != nil {
+		return "", err
 	}
 	largest, name := LargestClique(sizes)
 	capacity := min(largest, r.cfg.MaxNodesPerClique)
@@ -270,6 +263,28 @@ func (r *Reconciler) cliqueRefusal(ctx context.Context, cd *v1beta1.ComputeDomai
 			cd.Spec.NumNodes, len(plan.Slices), plan.Summary(), holds, slice, slice, cliques), nil
 	}
 	return "", nil
+}
+
+// cliqueSizes counts the nodes of each NVLink clique: from the index the Node metadata events keep, or, before
+// it has seen every node (or without it), from a list of the cached Node metadata.
+func (r *Reconciler) cliqueSizes(ctx context.Context) (map[string]int, error) {
+	if r.cliques != nil {
+		if sizes, ok := r.cliques.Sizes(); ok {
+			return sizes, nil
+		}
+	}
+	nodes := &metav1.PartialObjectMetadataList{}
+	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
+	if err := r.client.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list nodes for their NVLink cliques: %w", err)
+	}
+	sizes := map[string]int{}
+	for _, n := range nodes.Items {
+		if c := n.Labels[PlacementTopologyKey]; c != "" {
+			sizes[c]++
+		}
+	}
+	return sizes, nil
 }
 
 // LargestClique returns the size and name of the largest clique in sizes (the first name in order among

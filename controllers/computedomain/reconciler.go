@@ -62,6 +62,8 @@ type Reconciler struct {
 	expectations *expectations
 	cfg          Config
 	cluster      Cluster
+	// cliques counts each clique's nodes from the Node metadata events (set up by SetupWithManager).
+	cliques *cliqueIndex
 }
 
 // Cluster is what the controller learned about the cluster when it started.

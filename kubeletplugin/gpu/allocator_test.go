@@ -37,7 +37,7 @@ import (
 // runs with the real selectors.
 type chartDeviceClasses map[string]*resourceapi.DeviceClass
 
-func loadChartDeviceClasses(t *testing.T) chartDeviceClasses {
+func loadChartDeviceClasses(t testing.TB) chartDeviceClasses {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "../../charts/computedomain-operator/templates")

@@ -58,6 +58,7 @@ type options struct {
 	workers             int
 	metricsAddress      string
 	healthProbeAddress  string
+	pprofAddress        string
 	leaderElect         bool
 	leaderElectionID    string
 	leaderElectionNS    string
@@ -79,10 +80,11 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.gpuDriverName, "gpu-driver-name", v1beta1.GPUDriverName, "DRA driver of the GPUs whose allocations make a node busy for --clique-placement-fallback.")
 	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", v1beta1.NVL72CliqueSize, "Most nodes of one IMEX ensemble (one per clique); 18 on NVL72.")
 	fs.IntVar(&o.workers, "workers", 4, "Concurrent reconciles.")
-	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of the controller's API requests per second (client-go's default, 20 with controller-runtime, throttles the first reconcile of a thousand domains).")
-	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of the controller's client-side rate limit.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 100, "Client-side rate limit of the controller's API requests per second (a new domain costs about 4; controller-runtime's default of 20 throttles the first reconcile of a thousand domains). The API server's priority and fairness bounds the controller too (flow schema service-accounts, priority level workload-low).")
+	fs.IntVar(&o.burst, "kube-api-burst", 200, "Burst of the controller's client-side rate limit.")
 	fs.StringVar(&o.metricsAddress, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
 	fs.StringVar(&o.healthProbeAddress, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
+	fs.StringVar(&o.pprofAddress, "pprof-bind-address", "0", "Address of Go's /debug/pprof/ profiles (CPU, heap) for a performance investigation; \"0\" (the default) disables them. Bind it to localhost: profiles are not authenticated.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that one of several replicas reconciles.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "compute-domain-controller.resource.nvidia.com", "Name of the leader election Lease.")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: --namespace).")
@@ -173,6 +175,7 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 		Workers:    o.workers,
 		Manager: ctrl.Options{
 			HealthProbeBindAddress:        o.healthProbeAddress,
+			PprofBindAddress:              o.pprofAddress,
 			LeaderElection:                o.leaderElect,
 			LeaderElectionID:              o.leaderElectionID,
 			LeaderElectionNamespace:       o.leaderElectionNS,

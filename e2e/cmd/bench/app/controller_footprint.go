@@ -63,6 +63,10 @@ const operatorNamespace = "computedomain-operator"
 type footprintOptions struct {
 	domains, nodes, namespaces, workers int
 	timeout                             time.Duration
+	// controllerArgs are more flags of the controller (e.g. its client rate limit).
+	controllerArgs []string
+	// profileDir, when set, gets the controller's CPU profile of the formation phase and its heap when settled.
+	profileDir string
 }
 
 // footprint is what one run measured.
@@ -80,6 +84,8 @@ type footprint struct {
 	steadySettled        time.Duration
 	// requests are the controller's API requests by method (rest_client_requests_total), all phases.
 	requests map[string]int
+	// apf is what API Priority and Fairness did with the controller's requests, from the API server's metrics.
+	apf apfFigures
 }
 
 func runController(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -91,9 +97,12 @@ func runController(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&o.namespaces, "namespaces", 10, "namespaces the domains are spread over")
 	fs.IntVar(&o.workers, "workers", 16, "parallel API calls of the benchmark")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "longest wait for the controller to settle")
+	controllerArgs := fs.String("controller-args", "", "more flags of the controller, space-separated (e.g. \"--kube-api-qps=50 --kube-api-burst=100\")")
+	fs.StringVar(&o.profileDir, "profile-dir", "", "directory for the controller's CPU profile of the formation phase (controller-cpu.pprof) and its heap when settled (controller-heap.pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	o.controllerArgs = strings.Fields(*controllerArgs)
 	switch {
 	case o.domains < 1 || o.nodes < o.domains:
 		return fmt.Errorf("--domains %d, --nodes %d: want at least one domain and a node per domain", o.domains, o.nodes)
@@ -131,7 +140,7 @@ func measureFootprint(ctx context.Context, o footprintOptions, exe string, progr
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(env.Config, kubeconfig); err != nil {
+	if err := controllerIdentity(ctx, env, c, kubeconfig); err != nil {
 		return footprint{}, err
 	}
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
@@ -143,15 +152,25 @@ func measureFootprint(ctx context.Context, o footprintOptions, exe string, progr
 		}
 	}
 
-	ctrl, err := startController(ctx, exe, kubeconfig, filepath.Join(dir, "controller.log"))
+	ctrl, err := startController(ctx, exe, kubeconfig, filepath.Join(dir, "controller.log"), o.controllerArgs, o.profileDir != "")
 	if err != nil {
 		return footprint{}, err
 	}
 	defer ctrl.stop()
+	stopProfile := func() error { return nil }
+	if o.profileDir != "" {
+		if stopProfile, err = ctrl.startCPUProfile(ctx, filepath.Join(o.profileDir, "controller-cpu.pprof")); err != nil {
+			return footprint{}, err
+		}
+	}
 
 	start := time.Now()
 	if err := parallel(ctx, o.nodes, o.workers, func(i int) error {
-		return c.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(i), Labels: map[string]string{corev1.LabelHostname: nodeName(i)}}})
+		return c.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName(i), Labels: map[string]string{
+			corev1.LabelHostname: nodeName(i),
+			// GB200 trays: 18 per NVLink clique (rack), as the GPU plugin labels them.
+			v1beta1.CliqueNodeLabelKey: benchCliqueID(i),
+		}}})
 	}); err != nil {
 		return footprint{}, fmt.Errorf("create nodes: %w", err)
 	}
@@ -168,7 +187,18 @@ func measureFootprint(ctx context.Context, o footprintOptions, exe string, progr
 		return footprint{}, errors.Join(err, ctrl.logTail())
 	}
 	f := footprint{settled: time.Since(start), creating: created}
+	if err := stopProfile(); err != nil {
+		return footprint{}, err
+	}
+	if o.profileDir != "" {
+		if err := ctrl.saveProfile(ctx, "heap", filepath.Join(o.profileDir, "controller-heap.pprof")); err != nil {
+			return footprint{}, err
+		}
+	}
 	if err := ctrl.read(&f); err != nil {
+		return footprint{}, err
+	}
+	if f.apf, err = readAPF(ctx, cfg); err != nil {
 		return footprint{}, err
 	}
 	before, err := ctrl.histogram()
@@ -202,6 +232,9 @@ func measureFootprint(ctx context.Context, o footprintOptions, exe string, progr
 	}
 	return f, ctrl.exited()
 }
+
+// benchCliqueID is node i's NVLink clique: racks of 18 trays in one cluster.
+func benchCliqueID(i int) string { return fmt.Sprintf("b3c7d3a0-0000-4000-8000-000000000001.%d", i/18) }
 
 func domainNamespace(i int) string { return fmt.Sprintf("team-%03d", i) }
 func nodeName(i int) string        { return fmt.Sprintf("node-%05d", i) }
@@ -267,31 +300,41 @@ func createDomain(ctx context.Context, c client.Client, o footprintOptions, i, p
 type controllerProcess struct {
 	cmd     *exec.Cmd
 	metrics string
+	pprof   string // host:port of its /debug/pprof/, or empty
 	logPath string
 	done    chan struct{}
 	err     error
 }
 
-func startController(ctx context.Context, exe, kubeconfig, logPath string) (*controllerProcess, error) {
+func startController(ctx context.Context, exe, kubeconfig, logPath string, extraArgs []string, pprof bool) (*controllerProcess, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
+	}
+	args := []string{"--kubeconfig=" + kubeconfig, "--namespace=" + operatorNamespace, "--health-probe-bind-address=0"}
+	pprofAddr := ""
+	if pprof {
+		pprofPort, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pprofAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(pprofPort))
+		args = append(args, "--pprof-bind-address="+pprofAddr)
 	}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	cmd := exec.CommandContext(ctx, exe,
-		"--kubeconfig="+kubeconfig, "--namespace="+operatorNamespace,
-		"--metrics-bind-address="+addr, "--health-probe-bind-address=0")
+	args = append(append(args, "--metrics-bind-address="+addr), extraArgs...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("start the controller: %w", err)
 	}
-	p := &controllerProcess{cmd: cmd, metrics: "http://" + addr + "/metrics", logPath: logPath, done: make(chan struct{})}
+	p := &controllerProcess{cmd: cmd, metrics: "http://" + addr + "/metrics", pprof: pprofAddr, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		_ = logFile.Close()
@@ -544,7 +587,8 @@ func printFootprint(w io.Writer, o footprintOptions, f footprint) {
 	_, _ = fmt.Fprintf(w, "reconcile p99            %.1f ms (bucket ≤ %g s; goal ≤ 50 ms)\n", float64(f.p99.Microseconds())/1e3, f.p99Bucket)
 	_, _ = fmt.Fprintf(w, "objects written in       %.1f s\n", f.creating.Seconds())
 	_, _ = fmt.Fprintf(w, "settled after            %.1f s\n", f.settled.Seconds())
-	_, _ = fmt.Fprintf(w, "API requests             %s (client-side rate limit: the controller's --kube-api-qps and --kube-api-burst, 50 and 100 by default)\n", formatRequests(f.requests))
+	_, _ = fmt.Fprintf(w, "API requests             %s (client-side rate limit: the controller's --kube-api-qps and --kube-api-burst; flags: %s)\n", formatRequests(f.requests), strings.Join(o.controllerArgs, " "))
+	_, _ = fmt.Fprintf(w, "API priority and fairness (the controller as service account %s):\n%s", controllerUser, f.apf)
 	_, _ = fmt.Fprintf(w, "steady phase (every domain touched once, nothing to change):\n")
 	_, _ = fmt.Fprintf(w, "  reconciles             %d\n", f.steadyReconciles)
 	_, _ = fmt.Fprintf(w, "  reconcile p50          %.1f ms\n", float64(f.steadyP50.Microseconds())/1e3)

@@ -37,8 +37,8 @@ func TestBenchSchedulerRunsAndReportsBothSliceSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 4 {
-		t.Fatalf("%d measurements, want 4 (2 variants × 2 slice sets)", len(runs))
+	if len(runs) != 6 {
+		t.Fatalf("%d measurements, want 6 (2 variants × 3 slice sets)", len(runs))
 	}
 	for _, r := range runs {
 		if r.pods != 40 || r.podsPerSecond() <= 0 || r.firstToLast > r.sinceStart {
@@ -53,13 +53,17 @@ func TestBenchSchedulerRunsAndReportsBothSliceSets(t *testing.T) {
 		if minimal.attributes != minimal.devices || ours.attributes <= ours.devices {
 			t.Errorf("%s: %d attributes in our slices, %d in the minimal set of %d devices", variant, ours.attributes, minimal.attributes, minimal.devices)
 		}
+		// NVIDIA's names only: fewer than ours (no cliqueID, no NUMA node), more than the type alone.
+		if nv := stats[variant+"/"+slicesNVIDIA]; nv.devices != ours.devices || nv.attributes >= ours.attributes || nv.attributes <= nv.devices {
+			t.Errorf("%s: %d attributes with NVIDIA's names only, %d in ours, over %d devices", variant, nv.attributes, ours.attributes, nv.devices)
+		}
 	}
 	if want := 20 * 4; stats["gpu/"+slicesPlugin].devices != want {
 		t.Errorf("gb200 nodes publish %d GPUs, want %d", stats["gpu/"+slicesPlugin].devices, want)
 	}
 	var out bytes.Buffer
 	printSchedulerTable(&out, o, runs, stats)
-	if !strings.Contains(out.String(), "RATIO") || strings.Count(out.String(), "\nmig ") != 2 {
+	if !strings.Contains(out.String(), "RATIO") || strings.Count(out.String(), "\nmig ") != 3 {
 		t.Errorf("table:\n%s", out.String())
 	}
 }

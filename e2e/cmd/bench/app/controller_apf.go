@@ -1,0 +1,214 @@
+// Copyright The computedomain-operator Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
+)
+
+// controllerUser is the identity the controller runs as in the benchmark: the chart's service account, so
+// that the API server's priority and fairness classifies its requests as it would in a cluster (the
+// envtest admin is in system:masters, which APF exempts from every limit).
+const controllerUser = "system:serviceaccount:" + operatorNamespace + ":compute-domain-controller"
+
+// controllerIdentity writes a kubeconfig for controllerUser, with the groups the API server gives a
+// service account's token, bound to cluster-admin: the benchmark measures load, not RBAC (the chart's
+// roles are tested in charts/).
+func controllerIdentity(ctx context.Context, env *envtest.Env, c client.Client, kubeconfig string) error {
+	user, err := env.Environment.AddUser(crenvtest.User{
+		Name:   controllerUser,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + operatorNamespace, "system:authenticated"},
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("add the controller's user: %w", err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench-compute-domain-controller"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
+	}
+	if err := c.Create(ctx, binding); err != nil {
+		return fmt.Errorf("bind the controller's user: %w", err)
+	}
+	raw, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(kubeconfig, raw, 0o600)
+}
+
+// apfFlow is what priority and fairness did with one flow schema's requests.
+type apfFlow struct {
+	flowSchema, priorityLevel string
+	dispatched, rejected      float64
+	waitP99                   float64 // seconds in the queue, interpolated in the histogram's buckets
+	nominalSeats              float64 // the priority level's nominal concurrency limit
+}
+
+// apfFigures are the flows of every non-exempt flow schema that dispatched requests.
+type apfFigures []apfFlow
+
+func (a apfFigures) String() string {
+	if len(a) == 0 {
+		return "  no request went through a non-exempt flow schema\n"
+	}
+	var b strings.Builder
+	for _, f := range a {
+		fmt.Fprintf(&b, "  flow schema %s -> priority level %s (nominal %g seats): %g requests dispatched, %g rejected (HTTP 429), queue wait p99 %.1f ms\n",
+			f.flowSchema, f.priorityLevel, f.nominalSeats, f.dispatched, f.rejected, f.waitP99*1e3)
+	}
+	return b.String()
+}
+
+// readAPF reads the API server's flow control metrics with the admin's config.
+func readAPF(ctx context.Context, admin *rest.Config) (apfFigures, error) {
+	hc, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(admin.Host, "/")+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("API server metrics: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("API server metrics: HTTP %d: %s", resp.StatusCode, body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("API server metrics: %w", err)
+	}
+	return apfFromMetrics(families), nil
+}
+
+// apfFromMetrics groups the flow control metrics by flow schema, leaving out the exempt one.
+func apfFromMetrics(families map[string]*dto.MetricFamily) apfFigures {
+	byFlow := map[string]*apfFlow{}
+	flow := func(m *dto.Metric) *apfFlow {
+		fs, pl := labelValue(m, "flow_schema"), labelValue(m, "priority_level")
+		if fs == "" || fs == "exempt" {
+			return nil
+		}
+		if byFlow[fs] == nil {
+			byFlow[fs] = &apfFlow{flowSchema: fs, priorityLevel: pl}
+		}
+		return byFlow[fs]
+	}
+	for _, m := range families["apiserver_flowcontrol_dispatched_requests_total"].GetMetric() {
+		if f := flow(m); f != nil {
+			f.dispatched += m.GetCounter().GetValue()
+		}
+	}
+	for _, m := range families["apiserver_flowcontrol_rejected_requests_total"].GetMetric() {
+		if f := flow(m); f != nil {
+			f.rejected += m.GetCounter().GetValue()
+		}
+	}
+	for _, m := range families["apiserver_flowcontrol_request_wait_duration_seconds"].GetMetric() {
+		if f := flow(m); f != nil && labelValue(m, "execute") == "true" {
+			f.waitP99, _ = histogramQuantile(m.GetHistogram(), 0.99)
+		}
+	}
+	seats := map[string]float64{}
+	for _, m := range families["apiserver_flowcontrol_nominal_limit_seats"].GetMetric() {
+		seats[labelValue(m, "priority_level")] = m.GetGauge().GetValue()
+	}
+	var out apfFigures
+	for _, f := range byFlow {
+		if f.dispatched > 0 || f.rejected > 0 {
+			f.nominalSeats = seats[f.priorityLevel]
+			out = append(out, *f)
+		}
+	}
+	slices.SortFunc(out, func(a, b apfFlow) int { return strings.Compare(a.flowSchema, b.flowSchema) })
+	return out
+}
+
+// cpuProfileSeconds is how much of the formation phase the controller's CPU profile covers: its first
+// minute, the burst of domain creations.
+const cpuProfileSeconds = 60
+
+// startCPUProfile starts a CPU profile of the controller's next cpuProfileSeconds; the returned function
+// waits for it and writes it to path.
+func (p *controllerProcess) startCPUProfile(ctx context.Context, path string) (func() error, error) {
+	if p.pprof == "" {
+		return nil, fmt.Errorf("the controller serves no profiles")
+	}
+	// The manager serves profiles once it runs: wait for the endpoint.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		conn, err := net.Dial("tcp", p.pprof)
+		if err != nil {
+			return false, nil
+		}
+		_ = conn.Close()
+		return true, nil
+	}); err != nil {
+		return nil, fmt.Errorf("the controller's profiles at %s: %w", p.pprof, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.saveProfile(ctx, fmt.Sprintf("profile?seconds=%d", cpuProfileSeconds), path) }()
+	return func() error { return <-done }, nil
+}
+
+// saveProfile writes the controller's /debug/pprof/<name> to path.
+func (p *controllerProcess) saveProfile(ctx context.Context, name, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.pprof+"/debug/pprof/"+name, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("controller profile %s: %w", name, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("controller profile %s: HTTP %d", name, resp.StatusCode)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
+}
