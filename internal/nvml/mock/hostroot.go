@@ -27,6 +27,22 @@ func (p *Profile) FakeHostRootSpec(nodeName string) hostroot.FakeSpec {
 		GPUs:          p.GPUCount,
 		DriverVersion: p.DriverVersion,
 		PCIBusIDs:     append([]string(nil), p.GPU.PCIBusIDs...),
+		PCIDeviceID:   p.GPU.PCIDeviceID,
+		NUMANodes:     append([]int(nil), p.GPU.NUMANodes...),
+	}
+}
+
+// HostRootPCIDriver returns a Config.PCIDriver that reads the driver of a
+// GPU's PCI function from a fake host root's sysfs (hostroot.Root.PCIDriver,
+// which its FakeKernel changes). A GPU whose function the root does not
+// have counts as bound to nvidia.
+func HostRootPCIDriver(root hostroot.Root) func(busID string) string {
+	return func(busID string) string {
+		drv, err := root.PCIDriver(busID)
+		if err != nil {
+			return hostroot.NvidiaPCIDriver
+		}
+		return drv
 	}
 }
 
