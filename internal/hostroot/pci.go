@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // PCI sysfs and VFIO paths.
@@ -92,4 +94,21 @@ func (r Root) ReadSysfs(hostPath string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(data)), nil
+}
+
+// CharDeviceNumbers returns the major and minor of a character device node
+// of the root: from the node on a host, from the entry's "c MAJOR:MINOR" on a
+// fake root.
+func (r Root) CharDeviceNumbers(hostPath string) (major, minor uint32, err error) {
+	if r.IsFake() {
+		return r.FakeDeviceNumbers(hostPath)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(r.Path(hostPath), &st); err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", hostPath, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return 0, 0, fmt.Errorf("%s: not a character device", hostPath)
+	}
+	return unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)), nil
 }

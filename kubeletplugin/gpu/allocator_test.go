@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -42,11 +43,19 @@ func loadChartDeviceClasses(t *testing.T) chartDeviceClasses {
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "../../charts/computedomain-operator/templates")
 	out := chartDeviceClasses{}
-	for _, f := range []string{"deviceclass-gpu.yaml", "deviceclass-mig.yaml"} {
+	for _, f := range []string{"deviceclass-gpu.yaml", "deviceclass-mig.yaml", "deviceclass-vfio.yaml"} {
 		raw, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A class behind a feature gate is wrapped in {{- if }} ... {{- end }}: the gate is on here.
+		var lines []string
+		for _, l := range strings.Split(string(raw), "\n") {
+			if !strings.HasPrefix(l, "{{") {
+				lines = append(lines, l)
+			}
+		}
+		raw = []byte(strings.Join(lines, "\n"))
 		var dc resourceapi.DeviceClass
 		if err := yaml.UnmarshalStrict(raw, &dc); err != nil {
 			t.Fatalf("%s: %v", f, err)

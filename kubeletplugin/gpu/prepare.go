@@ -177,7 +177,12 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 		return nil, err
 	}
 
-	spec := cdi.ClaimSpec{ClaimUID: uid, Common: s.claimCommonEdits(devices)}
+	common, err := s.claimCommonEdits(devices)
+	if err != nil {
+		_ = s.undoClaim(ctx, uid, state)
+		return nil, &prepareError{reason: reasonCDI, err: err}
+	}
+	spec := cdi.ClaimSpec{ClaimUID: uid, Common: common}
 	if daemon != nil {
 		mpsEdits := mpsEdits(*daemon)
 		spec.Common.Env = append(spec.Common.Env, mpsEdits.Env...)

@@ -177,9 +177,19 @@ func (s *nodeState) returnToNvidia(ctx context.Context, device string, rec vfioR
 
 func vfioGroupPath(group int) string { return fmt.Sprintf("%s/%d", hostroot.VFIODir, group) }
 
+// vfioNode is the CDI device node of a host character device, with the
+// numbers read from the host (the runtime would stat it; the simulator's
+// nodes only exist under the fake root).
+func (s *nodeState) vfioNode(path string) (*cdispec.DeviceNode, error) {
+	major, minor, err := s.pci.root.CharDeviceNumbers(path)
+	if err != nil {
+		return nil, err
+	}
+	return charDevice(path, int(major), int(minor)), nil
+}
+
 // vfioEdits exposes a vfio device: its group's /dev/vfio node (LegacyOnly),
 // or its iommufd cdev when the config prefers iommufd and the host has it.
-// The runtime reads type and numbers from the host's node, as for NVIDIA's.
 func (s *nodeState) vfioEdits(p preparedDevice) (cdi.Device, error) {
 	cfg, _ := p.config.(*apiv1beta1.VfioDeviceConfig)
 	path := vfioGroupPath(p.Data.Vfio.IOMMUGroup)
@@ -190,7 +200,11 @@ func (s *nodeState) vfioEdits(p preparedDevice) (cdi.Device, error) {
 		}
 		path = hostroot.VFIOCdevDir + "/" + cdev
 	}
-	return cdi.Device{Name: p.Name, Edits: cdispec.ContainerEdits{DeviceNodes: []*cdispec.DeviceNode{{Path: path}}}}, nil
+	node, err := s.vfioNode(path)
+	if err != nil {
+		return cdi.Device{}, fmt.Errorf("device %s: %w", p.Name, err)
+	}
+	return cdi.Device{Name: p.Name, Edits: cdispec.ContainerEdits{DeviceNodes: []*cdispec.DeviceNode{node}}}, nil
 }
 
 // claimCommonEdits are the edits every container of the claim gets: the
@@ -198,7 +212,7 @@ func (s *nodeState) vfioEdits(p preparedDevice) (cdi.Device, error) {
 // the IOMMU API device (/dev/vfio/vfio, or /dev/iommu with iommufd) when a
 // vfio device's config enables it. A claim of vfio devices only gets no
 // driver files: the VM's guest driver serves the GPU.
-func (s *nodeState) claimCommonEdits(devices []preparedDevice) cdispec.ContainerEdits {
+func (s *nodeState) claimCommonEdits(devices []preparedDevice) (cdispec.ContainerEdits, error) {
 	nvidia, api, iommufd := false, false, false
 	for _, p := range devices {
 		if p.Data.Type != deviceTypeVfio {
@@ -214,13 +228,19 @@ func (s *nodeState) claimCommonEdits(devices []preparedDevice) cdispec.Container
 	if nvidia {
 		edits = commonEdits(s.hostDevices, s.driverFiles)
 	}
-	switch {
-	case api && iommufd:
-		edits.DeviceNodes = append(edits.DeviceNodes, &cdispec.DeviceNode{Path: hostroot.IOMMUDevice})
-	case api:
-		edits.DeviceNodes = append(edits.DeviceNodes, &cdispec.DeviceNode{Path: hostroot.VFIOContainerDevice})
+	if !api {
+		return edits, nil
 	}
-	return edits
+	path := hostroot.VFIOContainerDevice
+	if iommufd {
+		path = hostroot.IOMMUDevice
+	}
+	node, err := s.vfioNode(path)
+	if err != nil {
+		return cdispec.ContainerEdits{}, fmt.Errorf("IOMMU API device: %w", err)
+	}
+	edits.DeviceNodes = append(edits.DeviceNodes, node)
+	return edits, nil
 }
 
 // reconcilePassthrough gives back to nvidia every GPU that the plugin moved
