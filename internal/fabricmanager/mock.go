@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -102,6 +103,9 @@ func (m *Mock) save() error {
 	slices.Sort(st.Active)
 	data, err := json.Marshal(st)
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(m.stateFile), 0o755); err != nil {
 		return err
 	}
 	return atomicfile.Write(m.stateFile, data, 0o644)
