@@ -197,11 +197,11 @@ func TestSharingPolicyWithConsumableShares(t *testing.T) {
 func TestSharingPolicyTreatsPassthroughAsHardwareIsolation(t *testing.T) {
 	kube, ctx := installSharingPolicy(t, map[string]map[string]string{"shared": nil},
 		"-f", filepath.Join(chartDir, "ci", "consumable-shares-values.yaml"), "-f", filepath.Join(chartDir, "ci", "passthrough-values.yaml"))
-	firstDenial(t, ctx, "a share of a GPU in a namespace of no team", consumableRule, func(ctx context.Context) error {
+	_ = firstDenial(t, ctx, "a share of a GPU in a namespace of no team", consumableRule, func(ctx context.Context) error {
 		return createOnce(ctx, kube, sharingClaim("gpu", "shared", "gpu.nvidia.com", nil))
 	})
 	for name, c := range map[string]*resourcev1.ResourceClaim{
-		"a GPU for a VM":                          sharingClaim("vm", "shared", "vfio.gpu.nvidia.com", nil),
+		"a GPU for a VM":                         sharingClaim("vm", "shared", "vfio.gpu.nvidia.com", nil),
 		"a GPU for a VM with 64Gi of BAR memory": withCapacity(sharingClaim("vm-big", "shared", "vfio.gpu.nvidia.com", nil), "64Gi"),
 	} {
 		if err := createOnce(ctx, kube, c); err != nil {

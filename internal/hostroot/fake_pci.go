@@ -74,11 +74,11 @@ func (r Root) addPCIGPU(index int, busID, deviceID string, numa int) error {
 		fmt.Fprintf(&resource, "0x%016x 0x%016x 0x%016x\n", bar[0], bar[1], bar[2])
 	}
 	files := map[string]string{
-		"vendor":          NvidiaPCIVendor,
-		"device":          deviceID,
-		"class":           "0x030200",
-		"numa_node":       fmt.Sprint(numa),
-		"resource":        resource.String(),
+		"vendor":    NvidiaPCIVendor,
+		"device":    deviceID,
+		"class":     "0x030200",
+		"numa_node": fmt.Sprint(numa),
+		"resource":  resource.String(),
 	}
 	if fresh {
 		files["driver_override"] = "(null)"

@@ -110,5 +110,5 @@ func (r Root) CharDeviceNumbers(hostPath string) (major, minor uint32, err error
 	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
 		return 0, 0, fmt.Errorf("%s: not a character device", hostPath)
 	}
-	return unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)), nil
+	return unix.Major(st.Rdev), unix.Minor(st.Rdev), nil
 }

@@ -104,7 +104,8 @@ func (inv Inventory) pciIndex(busID string) int {
 // GPU it is (when NVML sees it).
 func (inv Inventory) vfioCandidate(f PCIGPU, partitionableMIG bool) (GPU, bool, bool) {
 	g, visible := inv.gpuByBusID(f.BusID)
-	if visible && g.MIGEnabled && len(g.MigDevices) > 0 && !(partitionableMIG && isPartitionable(g)) {
+	partitionable := partitionableMIG && isPartitionable(g)
+	if visible && g.MIGEnabled && len(g.MigDevices) > 0 && !partitionable {
 		return g, true, false
 	}
 	return g, visible, true

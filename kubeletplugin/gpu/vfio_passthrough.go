@@ -18,8 +18,8 @@ import (
 	"context"
 	"fmt"
 
-	cdispec "tags.cncf.io/container-device-interface/specs-go"
 	"k8s.io/klog/v2"
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"

@@ -30,12 +30,12 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
-	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/fabricmanager"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
-	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
