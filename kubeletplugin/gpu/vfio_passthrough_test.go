@@ -223,3 +223,38 @@ func TestVfioDeviceConfigIsCheckedAtPrepare(t *testing.T) {
 		})
 	}
 }
+
+// TestStartupReturnsGPUsNoClaimHolds: a GPU the plugin moved to vfio-pci (driver_override vfio-pci) whose claim the
+// checkpoint no longer records (a discarded checkpoint of another boot) goes back to nvidia at start-up and is
+// published again; a GPU bound to vfio-pci without the override (an admin's) is left alone.
+func TestStartupReturnsGPUsNoClaimHolds(t *testing.T) {
+	e := newTestNodeEnv(t, "hgx-h100-8", withPassthrough())
+	d := e.mustDriver()
+	if _, err := prepareOne(t, d, utiltesting.MakeResourceClaim("vm", "default").UID("uid-vm").Device("gpu", testDriver, testNode, "gpu-vfio-2").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	root := hostroot.New(e.hostRoot)
+	k, err := root.FakeKernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admins := hgxBusIDs[5]
+	if err := k.WriteFile(root.Path(hostroot.PCIDevicePath(admins)+"/driver/unbind"), []byte(admins)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.WriteFile(root.Path(hostroot.PCIDriversDir+"/vfio-pci/bind"), []byte(admins)); err != nil {
+		t.Fatal(err)
+	}
+
+	d = e.mustDriver(e.withBootID("boot-2"))
+	if drv, override := pciState(t, e, hgxBusIDs[2]); drv != hostroot.NvidiaPCIDriver || override != "(null)" {
+		t.Errorf("the plugin's GPU after a start without its claim: driver %q, override %q; want nvidia, (null)", drv, override)
+	}
+	if drv, _ := pciState(t, e, admins); drv != hostroot.VFIOPCIDriver {
+		t.Errorf("the admin's GPU: driver %q, want vfio-pci (left alone)", drv)
+	}
+	names := deviceNames(d)
+	if !slices.Contains(names, "gpu-2") || slices.Contains(names, "gpu-5") {
+		t.Errorf("published %v: want gpu-2 (back on nvidia) and no gpu-5 (on vfio-pci)", names)
+	}
+}
