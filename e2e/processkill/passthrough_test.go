@@ -101,8 +101,12 @@ func TestGPUPluginKilledInPassthroughRecovers(t *testing.T) {
 			if cause, _, err := n.proc.death(); !killed || err != nil || cause != point {
 				t.Fatalf("the plugin died at %q (%v, killed %v), want %s", cause, err, killed, point)
 			}
+			// The kill lands where it says: the partition is active, and at an unbind the GPU is on no driver.
 			drv, _ := hostroot.New(n.hostRoot).PCIDriver(passthroughBuses[0])
-			t.Logf("after the kill at %s: %s is on %q, active partitions %v", point, passthroughBuses[0], drv, activeOn(t, n))
+			wantDrv := map[string]string{"fm-partition-activated": hostroot.NvidiaPCIDriver}[point]
+			if active := activeOn(t, n); drv != wantDrv || !slices.Equal(active, []int{passthroughPartition}) {
+				t.Fatalf("after the kill at %s: %s is on %q with partitions %v active, want %q with [%d]", point, passthroughBuses[0], drv, active, wantDrv, passthroughPartition)
+			}
 
 			// The kubelet retries: a prepare killed is prepared again, an unprepare killed is unprepared.
 			n.proc.start(0)
