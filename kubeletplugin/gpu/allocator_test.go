@@ -386,3 +386,24 @@ func TestStaticMIGGPUsHaveNoVfioDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestSharesAndPassthroughOfOneGPU: with consumable shares and passthrough on, several claims share a GPU (its
+// counter is taken once, whatever the number of shares), and then no VM gets it; a GPU a VM holds gets no share.
+func TestSharesAndPassthroughOfOneGPU(t *testing.T) {
+	d := newTestNodeEnv(t, "hgx-h100-8", withPassthrough(), withShares(Shares{Mode: SharesUnlimited})).mustDriver()
+	s := newShareScheduler(t, d)
+	for i := range 3 {
+		if r := s.allocate("gpu.nvidia.com", onBus(hgxBusIDs[2]), nil); r == nil {
+			t.Fatalf("share %d of GPU %s does not fit", i+1, hgxBusIDs[2])
+		}
+	}
+	if r := s.allocate("vfio.gpu.nvidia.com", onBus(hgxBusIDs[2]), nil); r != nil {
+		t.Errorf("a VM got %s, a GPU that claims share", r.Device)
+	}
+	if r := s.allocate("vfio.gpu.nvidia.com", onBus(hgxBusIDs[3]), nil); r == nil {
+		t.Fatalf("no VM gets the free GPU %s", hgxBusIDs[3])
+	}
+	if r := s.allocate("gpu.nvidia.com", onBus(hgxBusIDs[3]), nil); r != nil {
+		t.Errorf("a share of %s, which a VM holds", r.Device)
+	}
+}
