@@ -16,8 +16,6 @@ package processkill
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -54,15 +52,7 @@ func TestGPUPluginKilledInPassthroughRecovers(t *testing.T) {
 			k := &gpuKind{passthrough: true}
 			n := newNode(ctx, t, k, "pk-vfio-"+string(rune('a'+i)))
 			k.fakeHostRoot(t, n)
-			logFile, err := os.Create(filepath.Join(n.base, "plugin.log"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = logFile.Close() }()
-			t.Logf("plugin log: %s", logFile.Name())
-			n.proc = &process{n: n, t: t, log: logFile}
-			n.proc.start(0)
-			t.Cleanup(n.proc.stop)
+			startLogged(t, n)
 			waitRegistered(t, n, n.proc.started)
 			claim := createClaims(ctx, t, n, []*resourceapi.ResourceClaim{
 				utiltesting.MakeResourceClaim("vm", "default").Request("gpus", "vfio.gpu.nvidia.com").
