@@ -32,11 +32,13 @@ func TestFeatureGateValuesReachTheGPUPlugin(t *testing.T) {
 		values string
 		want   string
 	}{
-		"defaults": {values: "default-values.yaml", want: "ConsumableShares=false,DynamicMIG=false,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
+		"defaults": {values: "default-values.yaml", want: "ConsumableShares=false,DynamicMIG=false,FabricManagerPartitioning=false,MPSSupport=true,NVMLDeviceHealthCheck=true,PassthroughSupport=false,TimeSlicingSettings=true"},
 		"no sharing, no health checks": {values: "no-sharing-values.yaml",
-			want: "ConsumableShares=false,DynamicMIG=false,MPSSupport=false,NVMLDeviceHealthCheck=false,TimeSlicingSettings=false"},
-		"partitionable MIG": {values: "ha-values.yaml", want: "ConsumableShares=false,DynamicMIG=true,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
-		"consumable shares": {values: "consumable-shares-values.yaml", want: "ConsumableShares=true,DynamicMIG=false,MPSSupport=true,NVMLDeviceHealthCheck=true,TimeSlicingSettings=true"},
+			want: "ConsumableShares=false,DynamicMIG=false,FabricManagerPartitioning=false,MPSSupport=false,NVMLDeviceHealthCheck=false,PassthroughSupport=false,TimeSlicingSettings=false"},
+		"partitionable MIG": {values: "ha-values.yaml", want: "ConsumableShares=false,DynamicMIG=true,FabricManagerPartitioning=false,MPSSupport=true,NVMLDeviceHealthCheck=true,PassthroughSupport=false,TimeSlicingSettings=true"},
+		"consumable shares": {values: "consumable-shares-values.yaml", want: "ConsumableShares=true,DynamicMIG=false,FabricManagerPartitioning=false,MPSSupport=true,NVMLDeviceHealthCheck=true,PassthroughSupport=false,TimeSlicingSettings=true"},
+		"passthrough and Fabric Manager partitions": {values: "passthrough-values.yaml",
+			want: "ConsumableShares=false,DynamicMIG=false,FabricManagerPartitioning=true,MPSSupport=true,NVMLDeviceHealthCheck=true,PassthroughSupport=true,TimeSlicingSettings=true"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -191,6 +191,25 @@ func TestSharingPolicyWithConsumableShares(t *testing.T) {
 	}
 }
 
+// TestSharingPolicyTreatsPassthroughAsHardwareIsolation: a vfio device is a whole GPU handed to one VM, never a
+// share, so any namespace may claim one, even with capacity.requests and with consumable shares of the GPU classes
+// on; a request of a class every team can share is still refused.
+func TestSharingPolicyTreatsPassthroughAsHardwareIsolation(t *testing.T) {
+	kube, ctx := installSharingPolicy(t, map[string]map[string]string{"shared": nil},
+		"-f", filepath.Join(chartDir, "ci", "consumable-shares-values.yaml"), "-f", filepath.Join(chartDir, "ci", "passthrough-values.yaml"))
+	_ = firstDenial(t, ctx, "a share of a GPU in a namespace of no team", consumableRule, func(ctx context.Context) error {
+		return createOnce(ctx, kube, sharingClaim("gpu", "shared", "gpu.nvidia.com", nil))
+	})
+	for name, c := range map[string]*resourcev1.ResourceClaim{
+		"a GPU for a VM":                         sharingClaim("vm", "shared", "vfio.gpu.nvidia.com", nil),
+		"a GPU for a VM with 64Gi of BAR memory": withCapacity(sharingClaim("vm-big", "shared", "vfio.gpu.nvidia.com", nil), "64Gi"),
+	} {
+		if err := createOnce(ctx, kube, c); err != nil {
+			t.Errorf("%s in a namespace of no team: %v", name, err)
+		}
+	}
+}
+
 // TestSharingPolicyChecksOnlySpecChanges: an admitted time-slicing claim whose namespace later leaves its team
 // can still be updated without a spec change (so the resource claim controller can remove its finalizer), while
 // a new one there is refused.

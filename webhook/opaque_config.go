@@ -26,7 +26,7 @@ import (
 
 // Drivers names the two DRA drivers whose opaque configs the webhook checks, and which config kinds each takes.
 type Drivers struct {
-	// GPU is the gpu.nvidia.com driver: GpuConfig and MigDeviceConfig.
+	// GPU is the gpu.nvidia.com driver: GpuConfig, MigDeviceConfig and VfioDeviceConfig.
 	GPU string
 	// ComputeDomain is the compute-domain.nvidia.com driver: ComputeDomainChannelConfig and
 	// ComputeDomainDaemonConfig.
@@ -37,7 +37,7 @@ type Drivers struct {
 func (d Drivers) kindsFor(driver string) (kinds []string, ok bool) {
 	switch driver {
 	case d.GPU:
-		return []string{apiv1beta1.GpuConfigKind, apiv1beta1.MigDeviceConfigKind}, true
+		return []string{apiv1beta1.GpuConfigKind, apiv1beta1.MigDeviceConfigKind, apiv1beta1.VfioDeviceConfigKind}, true
 	case d.ComputeDomain:
 		return []string{apiv1beta1.ComputeDomainChannelConfigKind, apiv1beta1.ComputeDomainDaemonConfigKind}, true
 	}

@@ -51,6 +51,13 @@ func TestValidateClaimSpec(t *testing.T) {
 		"a valid channel config for the compute-domain driver": {
 			spec: specWith(opaque("compute-domain.nvidia.com", `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"ComputeDomainChannelConfig","domainID":"`+uid+`"}`)),
 		},
+		"NVIDIA's VfioDeviceConfig for the GPU driver": {
+			spec: specWith(opaque("gpu.nvidia.com", `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"VfioDeviceConfig","iommu":{"backendPolicy":"LegacyOnly","enableAPIDevice":true}}`)),
+		},
+		"a VfioDeviceConfig with an unknown backend policy names the allowed ones": {
+			spec:     specWith(opaque("gpu.nvidia.com", `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"VfioDeviceConfig","iommu":{"backendPolicy":"Iommufd"}}`)),
+			wantErrs: [][2]string{{"spec.devices.config[0].opaque.parameters", `supported values: "LegacyOnly", "PreferIommuFD"`}},
+		},
 		"another driver's config is not ours to judge": {
 			spec: specWith(opaque("example.com", `{"kind":"Whatever","bogus":1}`)),
 		},

@@ -30,6 +30,7 @@ var configKinds = map[string]func() DeviceConfig{
 	MigDeviceConfigKind:            func() DeviceConfig { return &MigDeviceConfig{} },
 	ComputeDomainChannelConfigKind: func() DeviceConfig { return &ComputeDomainChannelConfig{} },
 	ComputeDomainDaemonConfigKind:  func() DeviceConfig { return &ComputeDomainDaemonConfig{} },
+	VfioDeviceConfigKind:           func() DeviceConfig { return &VfioDeviceConfig{} },
 }
 
 // ConfigKinds returns the kinds DecodeConfig accepts, sorted.

@@ -69,6 +69,14 @@ func TestDecodeConfig(t *testing.T) {
 			raw:  `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"ComputeDomainDaemonConfig","domainID":"uid-1"}`,
 			want: utiltesting.MakeComputeDomainDaemonConfig("uid-1"),
 		},
+		"a VfioDeviceConfig as NVIDIA's VFIO demo writes it decodes": {
+			raw:  `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"VfioDeviceConfig","iommu":{"backendPolicy":"LegacyOnly","enableAPIDevice":true}}`,
+			want: utiltesting.MakeVfioDeviceConfig().Iommu(v1beta1.IOMMUBackendPolicyLegacyOnly, utiltesting.APIDevice(true)).Obj(),
+		},
+		"a VfioDeviceConfig field spelled as another casing is unknown": {
+			raw:     `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"VfioDeviceConfig","iommu":{"enableApiDevice":true}}`,
+			wantErr: `decode VfioDeviceConfig: unknown field "iommu.enableApiDevice"`,
+		},
 		"an unknown top-level field is rejected by name": {
 			raw:     `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharnig":{}}`,
 			wantErr: `decode GpuConfig: unknown field "sharnig"`,
@@ -92,12 +100,12 @@ func TestDecodeConfig(t *testing.T) {
 		"a wrong kind is rejected naming the supported kinds": {
 			raw: `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GPUConfig"}`,
 			wantErr: `decode opaque config: kind: Unsupported value: "GPUConfig": supported values: ` +
-				`"ComputeDomainChannelConfig", "ComputeDomainDaemonConfig", "GpuConfig", "MigDeviceConfig"`,
+				`"ComputeDomainChannelConfig", "ComputeDomainDaemonConfig", "GpuConfig", "MigDeviceConfig", "VfioDeviceConfig"`,
 		},
 		"a missing kind is rejected naming the supported kinds": {
 			raw: `{"apiVersion":"resource.nvidia.com/v1beta1"}`,
 			wantErr: `decode opaque config: kind: Required value: supported values: ` +
-				`"ComputeDomainChannelConfig", "ComputeDomainDaemonConfig", "GpuConfig", "MigDeviceConfig"`,
+				`"ComputeDomainChannelConfig", "ComputeDomainDaemonConfig", "GpuConfig", "MigDeviceConfig", "VfioDeviceConfig"`,
 		},
 		"an older apiVersion is rejected naming the supported one": {
 			raw:     `{"apiVersion":"resource.nvidia.com/v1alpha1","kind":"GpuConfig"}`,
@@ -110,7 +118,7 @@ func TestDecodeConfig(t *testing.T) {
 		"a missing apiVersion and kind are both reported": {
 			raw: `{}`,
 			wantErr: `decode opaque config: [apiVersion: Required value: supported values: "resource.nvidia.com/v1beta1", ` +
-				`kind: Required value: supported values: "ComputeDomainChannelConfig", "ComputeDomainDaemonConfig", "GpuConfig", "MigDeviceConfig"]`,
+				`kind: Required value: supported values: "ComputeDomainChannelConfig", "ComputeDomainDaemonConfig", "GpuConfig", "MigDeviceConfig", "VfioDeviceConfig"]`,
 		},
 		"a value of the wrong JSON type is rejected": {
 			raw:     `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":"50"}}}`,

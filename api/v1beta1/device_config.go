@@ -38,6 +38,7 @@ var (
 	_ DeviceConfig = &MigDeviceConfig{}
 	_ DeviceConfig = &ComputeDomainChannelConfig{}
 	_ DeviceConfig = &ComputeDomainDaemonConfig{}
+	_ DeviceConfig = &VfioDeviceConfig{}
 )
 
 // Normalize fills the defaults of the sharing strategy.
@@ -78,6 +79,29 @@ func (c *ComputeDomainDaemonConfig) Normalize() {}
 // Validate requires domainID.
 func (c *ComputeDomainDaemonConfig) Validate() error {
 	return configError(ComputeDomainDaemonConfigKind, validateDomainID(c.DomainID))
+}
+
+// Normalize defaults iommu to backendPolicy LegacyOnly without the API device.
+func (c *VfioDeviceConfig) Normalize() {
+	if c.Iommu == nil {
+		c.Iommu = &IOMMUConfig{}
+	}
+	if c.Iommu.BackendPolicy == "" {
+		c.Iommu.BackendPolicy = IOMMUBackendPolicyLegacyOnly
+	}
+	if c.Iommu.EnableAPIDevice == nil {
+		f := false
+		c.Iommu.EnableAPIDevice = &f
+	}
+}
+
+// Validate requires a known iommu.backendPolicy.
+func (c *VfioDeviceConfig) Validate() error {
+	var allErrs field.ErrorList
+	if c.Iommu != nil && c.Iommu.BackendPolicy != "" && !slices.Contains(IOMMUBackendPolicies, c.Iommu.BackendPolicy) {
+		allErrs = append(allErrs, field.NotSupported(field.NewPath("iommu", "backendPolicy"), c.Iommu.BackendPolicy, IOMMUBackendPolicies))
+	}
+	return configError(VfioDeviceConfigKind, allErrs)
 }
 
 func validateDomainID(id string) field.ErrorList {

@@ -33,6 +33,14 @@ func TestNormalize(t *testing.T) {
 			cfg:  utiltesting.MakeGpuConfig().Obj(),
 			want: utiltesting.MakeGpuConfig().Obj(),
 		},
+		"a VFIO device without iommu gets LegacyOnly without the API device, as NVIDIA's": {
+			cfg:  utiltesting.MakeVfioDeviceConfig().Obj(),
+			want: utiltesting.MakeVfioDeviceConfig().Iommu(v1beta1.IOMMUBackendPolicyLegacyOnly, utiltesting.APIDevice(false)).Obj(),
+		},
+		"a VFIO device's API device stays when the policy is defaulted": {
+			cfg:  utiltesting.MakeVfioDeviceConfig().Iommu("", utiltesting.APIDevice(true)).Obj(),
+			want: utiltesting.MakeVfioDeviceConfig().Iommu(v1beta1.IOMMUBackendPolicyLegacyOnly, utiltesting.APIDevice(true)).Obj(),
+		},
 		"GPU time slicing without config gets the Default interval": {
 			cfg:  utiltesting.MakeGpuConfig().TimeSlicing("").Obj(),
 			want: utiltesting.MakeGpuConfig().TimeSlicing(v1beta1.DefaultTimeSlice).Obj(),
@@ -109,6 +117,13 @@ func TestValidate(t *testing.T) {
 		"GPU MPS with 100 percent and zero limits is valid": {
 			cfg: utiltesting.MakeGpuConfig().MPS(mps().ActiveThreadPercentage(100).PinnedMemoryLimit("0").
 				PerDevicePinnedMemoryLimit("3", "0").PerDevicePinnedMemoryLimit("GPU-abc", "2Gi").Obj()).Obj(),
+		},
+		"a VFIO device preferring iommufd is valid": {
+			cfg: utiltesting.MakeVfioDeviceConfig().Iommu(v1beta1.IOMMUBackendPolicyPreferIommuFD, nil).Obj(),
+		},
+		"an unknown IOMMU backend policy names the supported policies": {
+			cfg:     utiltesting.MakeVfioDeviceConfig().Iommu("IommuFDOnly", nil).Obj(),
+			wantErr: `invalid VfioDeviceConfig: iommu.backendPolicy: Unsupported value: "IommuFDOnly": supported values: "LegacyOnly", "PreferIommuFD"`,
 		},
 		"an unknown strategy names the supported strategies": {
 			cfg:     utiltesting.MakeGpuConfig().Strategy("Exclusive").Obj(),

@@ -24,6 +24,8 @@ const (
 	DeviceTypeMig     = "mig"
 	DeviceTypeChannel = "channel"
 	DeviceTypeDaemon  = "daemon"
+	// DeviceTypeVfio is a GPU published for passthrough to a virtual machine (vfio-pci).
+	DeviceTypeVfio = "vfio"
 )
 
 // configKindForDeviceType is the one opaque config kind that configures each device type.
@@ -32,6 +34,7 @@ var configKindForDeviceType = map[string]string{
 	DeviceTypeMig:     MigDeviceConfigKind,
 	DeviceTypeChannel: ComputeDomainChannelConfigKind,
 	DeviceTypeDaemon:  ComputeDomainDaemonConfigKind,
+	DeviceTypeVfio:    VfioDeviceConfigKind,
 }
 
 // CheckConfigAppliesTo returns an error when cfg cannot configure a device of deviceType (a config for
@@ -39,8 +42,8 @@ var configKindForDeviceType = map[string]string{
 func CheckConfigAppliesTo(cfg DeviceConfig, deviceType string) error {
 	want, ok := configKindForDeviceType[deviceType]
 	if !ok {
-		return fmt.Errorf("device type %q: supported values: %q, %q, %q, %q",
-			deviceType, DeviceTypeGpu, DeviceTypeMig, DeviceTypeChannel, DeviceTypeDaemon)
+		return fmt.Errorf("device type %q: supported values: %q, %q, %q, %q, %q",
+			deviceType, DeviceTypeGpu, DeviceTypeMig, DeviceTypeVfio, DeviceTypeChannel, DeviceTypeDaemon)
 	}
 	got := ConfigKind(cfg)
 	if got != want {
@@ -57,6 +60,8 @@ func DefaultConfig(deviceType string) (DeviceConfig, bool) {
 		return DefaultGpuConfig(), true
 	case DeviceTypeMig:
 		return DefaultMigDeviceConfig(), true
+	case DeviceTypeVfio:
+		return DefaultVfioDeviceConfig(), true
 	default:
 		return nil, false
 	}
@@ -73,6 +78,8 @@ func ConfigKind(cfg DeviceConfig) string {
 		return ComputeDomainChannelConfigKind
 	case *ComputeDomainDaemonConfig:
 		return ComputeDomainDaemonConfigKind
+	case *VfioDeviceConfig:
+		return VfioDeviceConfigKind
 	default:
 		return fmt.Sprintf("%T", cfg)
 	}

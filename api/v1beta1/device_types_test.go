@@ -41,6 +41,13 @@ func TestCheckConfigAppliesTo(t *testing.T) {
 		"a ComputeDomainDaemonConfig configures a daemon": {
 			cfg: utiltesting.MakeComputeDomainDaemonConfig("uid"), deviceType: v1beta1.DeviceTypeDaemon,
 		},
+		"a VfioDeviceConfig configures a vfio device": {
+			cfg: utiltesting.MakeVfioDeviceConfig().Obj(), deviceType: v1beta1.DeviceTypeVfio,
+		},
+		"a GpuConfig for a vfio device names the kind to use": {
+			cfg: utiltesting.MakeGpuConfig().Obj(), deviceType: v1beta1.DeviceTypeVfio,
+			wantErr: "a GpuConfig cannot configure a vfio device; use a VfioDeviceConfig",
+		},
 		"a GpuConfig for a mig device names the kind to use": {
 			cfg: utiltesting.MakeGpuConfig().Obj(), deviceType: v1beta1.DeviceTypeMig,
 			wantErr: "a GpuConfig cannot configure a mig device; use a MigDeviceConfig",
@@ -51,7 +58,7 @@ func TestCheckConfigAppliesTo(t *testing.T) {
 		},
 		"an unknown device type names the supported types": {
 			cfg: utiltesting.MakeGpuConfig().Obj(), deviceType: "vgpu",
-			wantErr: `device type "vgpu": supported values: "gpu", "mig", "channel", "daemon"`,
+			wantErr: `device type "vgpu": supported values: "gpu", "mig", "vfio", "channel", "daemon"`,
 		},
 	}
 	for name, tc := range cases {

@@ -57,6 +57,8 @@ func TestGPUPluginSurvivesSIGKILL(t *testing.T) {
 // gpuKind is the GPU plugin on an HGX H100 or an A100 with dynamic MIG, drawn per trial.
 type gpuKind struct {
 	mig bool
+	// passthrough runs the plugin with PassthroughSupport and FabricManagerPartitioning (HGX only).
+	passthrough bool
 }
 
 func (*gpuKind) binary() string { return "gpu-kubelet-plugin" }
@@ -76,6 +78,9 @@ func (k *gpuKind) args(n *node) []string {
 		"--mps-control-binary=" + mpsStandin()}
 	if k.mig {
 		args = append(args, "--nvml-mock-mig=dynamic", "--partitionable-mig")
+	}
+	if k.passthrough {
+		args = append(args, "--feature-gates=PassthroughSupport=true,FabricManagerPartitioning=true")
 	}
 	return args
 }

@@ -48,15 +48,7 @@ func TestGPUPluginKilledBetweenStartingAnMPSDaemonAndRecordingItLeavesNoDaemon(t
 	k := &gpuKind{}
 	n := newNode(ctx, t, k, "pk-mps")
 	k.fakeHostRoot(t, n)
-	logFile, err := os.Create(filepath.Join(n.base, "plugin.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = logFile.Close() }()
-	t.Logf("plugin log: %s", logFile.Name())
-	n.proc = &process{n: n, t: t, log: logFile}
-	n.proc.start(0)
-	t.Cleanup(n.proc.stop)
+	startLogged(t, n)
 	claim := createClaims(ctx, t, n, []*resourceapi.ResourceClaim{
 		utiltesting.MakeResourceClaim("mps", "default").Request("gpu", "gpu.nvidia.com").Device("gpu", gpuDriver, n.name, "gpu-2").Config(resourceapi.AllocationConfigSourceClass, gpuDriver, mpsConfig).Obj(),
 	})[0]
@@ -138,4 +130,19 @@ func waitRegistered(t *testing.T, n *node, since time.Time) {
 		fi, err := os.Stat(reg)
 		return err == nil && fi.ModTime().After(since)
 	})
+}
+
+// startLogged starts the node's plugin unarmed, logging to plugin.log in the node's directory, and stops it at
+// the end of the test.
+func startLogged(t *testing.T, n *node) {
+	t.Helper()
+	logFile, err := os.Create(filepath.Join(n.base, "plugin.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = logFile.Close() })
+	t.Logf("plugin log: %s", logFile.Name())
+	n.proc = &process{n: n, t: t, log: logFile}
+	n.proc.start(0)
+	t.Cleanup(n.proc.stop)
 }

@@ -18,6 +18,10 @@
 // is the real kube-scheduler with consumable capacity (DRAConsumableCapacity, on in 1.37); the plugin prepares
 // every share on the node. With consumable shares disabled, the MPS story: two pods share a GPU through one MPS
 // claim, whose MPS control daemon (the stand-in nvidia-cuda-mps-control, a real process) runs on the node while
-// the claim is prepared and is gone after. A test binary of its own: the mode is a setting of the plugin's
+// the claim is prepared and is gone after. With PassthroughSupport and FabricManagerPartitioning on, NVIDIA's
+// passthrough shapes (demo/passthrough): the VFIO quickstart and two GPUs of one Fabric Manager partition for a VM
+// (matchAttribute gpu.nvidia.com/partition2), each checked on the node (the pod's CDI edits carry the /dev/vfio
+// nodes, the fake sysfs shows the GPUs on vfio-pci, the mock Fabric Manager the partition active) and after the pod
+// is gone (GPUs back on nvidia and published as GPUs, partition inactive). A test binary of its own: the mode is a setting of the plugin's
 // DaemonSet, and one simulated cluster runs per process.
 package sharing

@@ -35,6 +35,8 @@ var defaultMajors = append([]charMajor{
 	{4, "tty"},
 	{5, "/dev/tty"},
 	{10, "misc"},
+	{fakeVFIOCdevMajor, "vfio-dev"},
+	{fakeVFIOMajor, "vfio"},
 }, mockDriverMajors...)
 
 // MIG capability minors enumerated in the fake mig-minors file, as the
@@ -61,8 +63,14 @@ type FakeSpec struct {
 	DriverVersion string
 	// PCIBusIDs are the GPUs' bus IDs ("0000:1b:00.0"); each gets a sysfs
 	// device under its PCIe root (PCIeRoot) and the /sys/bus/pci/devices
-	// symlink that k8s.io/dynamic-resource-allocation/deviceattribute reads.
+	// symlink that k8s.io/dynamic-resource-allocation/deviceattribute reads,
+	// with the sysfs attributes of an NVIDIA GPU, its own IOMMU group and a
+	// driver link to the nvidia driver (fake_pci.go).
 	PCIBusIDs []string
+	// PCIDeviceID is the GPUs' PCI device ID ("0x2330"); "" writes 0x0000.
+	PCIDeviceID string
+	// NUMANodes are the GPUs' NUMA nodes by index; missing ones are -1.
+	NUMANodes []int
 }
 
 // IsFake reports whether the root was made by Fake.
@@ -126,8 +134,15 @@ func Fake(dir string, spec FakeSpec) (Root, error) {
 	if err := os.MkdirAll(r.Path(ImexChannelDir), 0o755); err != nil {
 		return Root{}, fmt.Errorf("fake host root: %w", err)
 	}
-	for _, busID := range spec.PCIBusIDs {
-		if err := r.addPCIDevice(busID); err != nil {
+	if err := r.addPCIDrivers(); err != nil {
+		return Root{}, fmt.Errorf("fake host root: %w", err)
+	}
+	for i, busID := range spec.PCIBusIDs {
+		numa := -1
+		if i < len(spec.NUMANodes) {
+			numa = spec.NUMANodes[i]
+		}
+		if err := r.addPCIGPU(i, busID, spec.PCIDeviceID, numa); err != nil {
 			return Root{}, fmt.Errorf("fake host root: %w", err)
 		}
 	}
@@ -250,24 +265,4 @@ func PCIeRoot(busID string) (string, error) {
 		return "", fmt.Errorf("PCI bus ID %q: want domain:bus:device.function: %w", busID, err)
 	}
 	return fmt.Sprintf("pci%04x:%02x", domain, bus&0xf0), nil
-}
-
-func (r Root) addPCIDevice(busID string) error {
-	busID = strings.ToLower(busID)
-	root, err := PCIeRoot(busID)
-	if err != nil {
-		return err
-	}
-	device := filepath.Join("devices", root, busID)
-	if err := os.MkdirAll(r.Path("/sys/"+device), 0o755); err != nil {
-		return err
-	}
-	link := r.Path("/sys/bus/pci/devices/" + busID)
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		return err
-	}
-	if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return os.Symlink(filepath.Join("..", "..", "..", device), link)
 }

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -42,11 +43,19 @@ func loadChartDeviceClasses(t testing.TB) chartDeviceClasses {
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "../../charts/computedomain-operator/templates")
 	out := chartDeviceClasses{}
-	for _, f := range []string{"deviceclass-gpu.yaml", "deviceclass-mig.yaml"} {
+	for _, f := range []string{"deviceclass-gpu.yaml", "deviceclass-mig.yaml", "deviceclass-vfio.yaml"} {
 		raw, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A class behind a feature gate is wrapped in {{- if }} ... {{- end }}: the gate is on here.
+		var lines []string
+		for _, l := range strings.Split(string(raw), "\n") {
+			if !strings.HasPrefix(l, "{{") {
+				lines = append(lines, l)
+			}
+		}
+		raw = []byte(strings.Join(lines, "\n"))
 		var dc resourceapi.DeviceClass
 		if err := yaml.UnmarshalStrict(raw, &dc); err != nil {
 			t.Fatalf("%s: %v", f, err)
@@ -267,5 +276,134 @@ func TestPartitionableCountersBoundAllocations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// onBus selects the devices of the GPU at a PCI bus ID.
+func onBus(busID string) string {
+	return fmt.Sprintf("device.attributes['resource.kubernetes.io'].pciBusID == '%s'", busID)
+}
+
+// TestPassthroughAndGPUOfOneGPUAreNeverBothAllocated: with PassthroughSupport every GPU is published twice (gpu-N and
+// gpu-vfio-N); the real structured allocator never hands out both for one GPU, in one claim or across claims, as a
+// full GPU or as MIG partitions.
+func TestPassthroughAndGPUOfOneGPUAreNeverBothAllocated(t *testing.T) {
+	hgx := newTestNodeEnv(t, "hgx-h100-8", withPassthrough()).mustDriver()
+	a100 := newTestNodeEnv(t, "a100-40gb-mig", withDynamicMIG(), withPassthrough()).mustDriver()
+	a100GPU0 := gpuUUIDOf(t, a100, 0)
+	var a100Bus0, a100Vfio0, a100Small0 string
+	for _, dev := range allDevices(a100.Resources()) {
+		bus, _ := strAttr(dev, "resource.kubernetes.io/pciBusID")
+		typ, _ := strAttr(dev, attrType)
+		parent, _ := strAttr(dev, attrParentUUID)
+		prof, _ := strAttr(dev, attrProfile)
+		switch {
+		case dev.Name == "gpu-0":
+			a100Bus0 = bus
+		case typ == "vfio" && a100Vfio0 == "" && bus != "" && bus == a100Bus0:
+			a100Vfio0 = dev.Name
+		case parent == a100GPU0 && prof == "1g.5gb" && a100Small0 == "":
+			a100Small0 = dev.Name
+		}
+	}
+	if a100Bus0 == "" || a100Vfio0 == "" || a100Small0 == "" {
+		t.Fatalf("A100 node: bus %q, vfio device %q, small partition %q of GPU 0", a100Bus0, a100Vfio0, a100Small0)
+	}
+	vfio := func(count int64, selector string) allocRequest {
+		return allocRequest{class: "vfio.gpu.nvidia.com", count: count, selector: selector}
+	}
+	gpu := func(count int64, selector string) allocRequest {
+		return allocRequest{class: "gpu.nvidia.com", count: count, selector: selector}
+	}
+	cases := map[string]struct {
+		d         *Driver
+		allocated []string
+		reqs      []allocRequest
+		wantCount int // 0: cannot allocate
+	}{
+		"one claim asking for a GPU for a VM and the same GPU as a GPU gets neither": {
+			d: hgx, reqs: []allocRequest{vfio(1, onBus(hgxBusIDs[2])), gpu(1, onBus(hgxBusIDs[2]))},
+		},
+		"every GPU for VMs and one more as a GPU cannot be allocated": {
+			d: hgx, reqs: []allocRequest{vfio(8, ""), gpu(1, "")},
+		},
+		"four GPUs for VMs and four as GPUs take eight different GPUs": {
+			d: hgx, reqs: []allocRequest{vfio(4, ""), gpu(4, "")}, wantCount: 8,
+		},
+		"a GPU a claim holds is not also a VM's": {
+			d: hgx, allocated: []string{"gpu-2"}, reqs: []allocRequest{vfio(1, onBus(hgxBusIDs[2]))},
+		},
+		"a GPU a VM holds is not also a claim's GPU": {
+			d: hgx, allocated: []string{"gpu-vfio-2"}, reqs: []allocRequest{gpu(1, onBus(hgxBusIDs[2]))},
+		},
+		"another GPU is free for a VM": {
+			d: hgx, allocated: []string{"gpu-2"}, reqs: []allocRequest{vfio(1, onBus(hgxBusIDs[3]))}, wantCount: 1,
+		},
+		"a MIG partition of a GPU keeps the GPU from a VM": {
+			d: a100, allocated: []string{a100Small0}, reqs: []allocRequest{vfio(1, onBus(a100Bus0))},
+		},
+		"a GPU a VM holds has no MIG partition free": {
+			d: a100, allocated: []string{a100Vfio0}, reqs: []allocRequest{{class: "mig.nvidia.com", count: 1, selector: fmt.Sprintf("device.attributes['gpu.nvidia.com'].parentUUID == '%s'", a100GPU0)}},
+		},
+		"one claim asking for a GPU for a VM and a MIG partition of it gets neither": {
+			d: a100, reqs: []allocRequest{vfio(1, onBus(a100Bus0)), {class: "mig.nvidia.com", count: 1, selector: fmt.Sprintf("device.attributes['gpu.nvidia.com'].parentUUID == '%s'", a100GPU0)}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			results := allocate(t, tc.d, tc.allocated, false, tc.reqs...)
+			if len(results) != tc.wantCount {
+				t.Fatalf("allocated %d devices (%v), want %d", len(results), results, tc.wantCount)
+			}
+			buses := map[string]string{}
+			byName := map[string]resourceapi.Device{}
+			for _, dev := range allDevices(tc.d.Resources()) {
+				byName[dev.Name] = dev
+			}
+			for _, r := range results {
+				bus, _ := strAttr(byName[r.Device], "resource.kubernetes.io/pciBusID")
+				if other, dup := buses[bus]; dup {
+					t.Errorf("GPU %s allocated twice: %s and %s", bus, other, r.Device)
+				}
+				buses[bus] = r.Device
+			}
+		})
+	}
+}
+
+// TestStaticMIGGPUsHaveNoVfioDevice: a GPU with MIG devices is not published for passthrough (unbinding it would
+// take the MIG devices from their owners).
+func TestStaticMIGGPUsHaveNoVfioDevice(t *testing.T) {
+	d := newTestNodeEnv(t, "a100-40gb-mig", withPassthrough()).mustDriver()
+	inv := d.Inventory()
+	for _, dev := range allDevices(d.Resources()) {
+		if typ, _ := strAttr(dev, attrType); typ != "vfio" {
+			continue
+		}
+		bus, _ := strAttr(dev, "resource.kubernetes.io/pciBusID")
+		if g, ok := inv.gpuByBusID(bus); ok && len(g.MigDevices) > 0 {
+			t.Errorf("%s published for GPU %s, which has %d MIG devices", dev.Name, bus, len(g.MigDevices))
+		}
+	}
+}
+
+// TestSharesAndPassthroughOfOneGPU: with consumable shares and passthrough on, several claims share a GPU (its
+// counter is taken once, whatever the number of shares), and then no VM gets it; a GPU a VM holds gets no share.
+func TestSharesAndPassthroughOfOneGPU(t *testing.T) {
+	d := newTestNodeEnv(t, "hgx-h100-8", withPassthrough(), withShares(Shares{Mode: SharesUnlimited})).mustDriver()
+	s := newShareScheduler(t, d)
+	for i := range 3 {
+		if r := s.allocate("gpu.nvidia.com", onBus(hgxBusIDs[2]), nil); r == nil {
+			t.Fatalf("share %d of GPU %s does not fit", i+1, hgxBusIDs[2])
+		}
+	}
+	if r := s.allocate("vfio.gpu.nvidia.com", onBus(hgxBusIDs[2]), nil); r != nil {
+		t.Errorf("a VM got %s, a GPU that claims share", r.Device)
+	}
+	if r := s.allocate("vfio.gpu.nvidia.com", onBus(hgxBusIDs[3]), nil); r == nil {
+		t.Fatalf("no VM gets the free GPU %s", hgxBusIDs[3])
+	}
+	if r := s.allocate("gpu.nvidia.com", onBus(hgxBusIDs[3]), nil); r != nil {
+		t.Errorf("a share of %s, which a VM holds", r.Device)
 	}
 }

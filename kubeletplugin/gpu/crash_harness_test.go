@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -29,13 +31,15 @@ import (
 )
 
 // The crash harness kills the plugin (a panic at a crash point, as SIGKILL stops the process there; the
-// checkpoint, CDI specs and the mock GPUs survive as the disk and hardware do) at a random one of the crash
-// points a random script of prepares and unprepares passes, of GPU, MIG, time-sliced, MPS and shared claims. It then
+// checkpoint, CDI specs, the mock GPUs, the PCI sysfs and the Fabric Manager survive as the disk and hardware do)
+// at a random one of the crash points a random script of prepares and unprepares passes, of GPU, MIG,
+// time-sliced, MPS, shared, passthrough (vfio) and Fabric Manager partition claims. It then
 // restarts the plugin and answers as the kubelet does (retry, or unprepare a claim whose pod went away),
 // finishes the script, and checks the node: every claim the script left prepared is prepared exactly once, no
 // device belongs to two claims, no CDI spec, MIG instance or MPS control daemon outlives its claim (the MPS
-// claim has exactly one daemon while prepared), and a GPU no claim shares has
-// its default compute mode and time slice. The plugin is built with the hook from its start-up on, so that about
+// claim has exactly one daemon while prepared), a GPU no claim shares has its default compute mode and time slice,
+// every GPU is on the nvidia driver without override unless a prepared claim passes it through (then on vfio-pci
+// with its /dev/vfio group node), and exactly the partitions of the prepared claims are active. The plugin is built with the hook from its start-up on, so that about
 // half the kills are followed by another while it restarts (its start-up reconcile: the usage sync, the removal
 // of MIG instances no claim owns) or rolls back what the first kill interrupted. CRASH_TRIALS sets the number of
 // crashes (default 200), CRASH_SEED the seed.
@@ -43,7 +47,9 @@ func TestCrashHarness(t *testing.T) {
 	var crashed, repeated, atStartup int
 	crashtest.Harness(t, 200, []string{"prepare-started", "devices-applied", "cdi-written", "sharing-applied", "mig-created-unrecorded", "mig-created",
 		"unprepare-sharing-undone", "unprepare-mig-destroyed", "unprepare-cdi-deleted", "usage-pending", "unprepare-usage-ended",
-		"mps-daemon-started-unrecorded", "mps-daemon-recorded", "unprepare-mps-daemon-stopped"},
+		"mps-daemon-started-unrecorded", "mps-daemon-recorded", "unprepare-mps-daemon-stopped",
+		"fm-partition-activated", "vfio-override-set", "vfio-unbound", "vfio-bound",
+		"unprepare-vfio-override-cleared", "unprepare-vfio-unbound", "unprepare-vfio-rebound", "unprepare-fm-partition-deactivated"},
 		func(rng *rand.Rand, name string) string {
 			hook := runCrashTrial(t, rng, name)
 			repeated += max(0, len(hook.Points)-1)
@@ -128,7 +134,20 @@ func runCrashTrial(t *testing.T, rng *rand.Rand, trial string) *trialHook {
 // HGX node, consumable shares of full GPUs (two time-sliced claims sharing one GPU, one claim with two shares of
 // another) on an HGX node, or dynamic MIG partitions on an A100 node.
 func harnessClaims(t *testing.T, rng *rand.Rand) (*testNodeEnv, []*resourceapi.ResourceClaim) {
-	switch rng.IntN(3) {
+	switch rng.IntN(4) {
+	case 3:
+		// Passthrough and Fabric Manager partitions on an HGX node: two GPUs of partition 3 (modules 1 and 3) for a
+		// VM, one GPU of partition 11 (module 5) for a VM, full GPUs of partitions 8 (module 2) and 6 (modules 6, 8).
+		e := newTestNodeEnv(t, "hgx-h100-8", withPassthrough(), withFabricManager())
+		return e, []*resourceapi.ResourceClaim{
+			utiltesting.MakeResourceClaim("vm-pair", "default").UID("uid-vm-pair").
+				Device("vm", testDriver, testNode, "gpu-vfio-0").Device("vm", testDriver, testNode, "gpu-vfio-2").
+				Config(resourceapi.AllocationConfigSourceClaim, testDriver, vfioAPIConfig).Obj(),
+			utiltesting.MakeResourceClaim("vm-one", "default").UID("uid-vm-one").Device("vm", testDriver, testNode, "gpu-vfio-4").Obj(),
+			utiltesting.MakeResourceClaim("gpu-one", "default").UID("uid-gpu-one").Device("gpu", testDriver, testNode, "gpu-1").Obj(),
+			utiltesting.MakeResourceClaim("gpu-pair", "default").UID("uid-gpu-pair").
+				Device("gpu", testDriver, testNode, "gpu-5").Device("gpu", testDriver, testNode, "gpu-7").Obj(),
+		}
 	case 2:
 		// Consumable shares: two time-sliced shares of gpu-5 in two claims, and a claim of two shares of gpu-6.
 		e := newTestNodeEnv(t, "hgx-h100-8", withShares(Shares{Mode: SharesMemory}))
@@ -234,7 +253,7 @@ func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*res
 		if g.MIGEnabled {
 			continue
 		}
-		dev, _ := e.lib.DeviceGetHandleByIndex(g.Minor)
+		dev, _ := e.lib.DeviceGetHandleByUUID(g.UUID)
 		mode, _ := dev.GetComputeMode()
 		slice, _ := e.lib.TimeSlice(g.Minor)
 		wantMode, wantSlice := nvml.COMPUTEMODE_DEFAULT, nvml.TimeSliceDefault
@@ -253,6 +272,7 @@ func checkNode(t *testing.T, e *testNodeEnv, d *Driver, prepared map[string]*res
 			t.Errorf("%s: GPU %d has compute mode %v and time slice %v, want %v and %v", trial, g.Minor, mode, slice, wantMode, wantSlice)
 		}
 	}
+	checkPassthrough(t, e, prepared, trial)
 	// MPS control daemons: one, running, for the prepared MPS claim; no other directory.
 	wantDaemons := []string{}
 	if _, ok := prepared["uid-mps"]; ok {
@@ -273,4 +293,50 @@ func totalMigInstances(t *testing.T, e *testNodeEnv, d *Driver) int {
 		}
 	}
 	return n
+}
+
+// harnessVfio and harnessPartitions are the GPUs (indexes) the passthrough trial's claims pass through, and the
+// Fabric Manager partitions they hold.
+var (
+	harnessVfio       = map[string][]int{"uid-vm-pair": {0, 2}, "uid-vm-one": {4}}
+	harnessPartitions = map[string]int{"uid-vm-pair": 3, "uid-vm-one": 11, "uid-gpu-one": 8, "uid-gpu-pair": 6}
+)
+
+// checkPassthrough checks, on a passthrough node, every GPU's driver, driver_override and /dev/vfio group node, and
+// the active Fabric Manager partitions, against the prepared claims.
+func checkPassthrough(t *testing.T, e *testNodeEnv, prepared map[string]*resourceapi.ResourceClaim, trial string) {
+	t.Helper()
+	if !e.fakeRoot {
+		return
+	}
+	passed := map[int]bool{}
+	wantActive := []int{}
+	for uid := range prepared {
+		for _, i := range harnessVfio[uid] {
+			passed[i] = true
+		}
+		if id, ok := harnessPartitions[uid]; ok && e.fm != nil {
+			wantActive = append(wantActive, id)
+		}
+	}
+	for i, bus := range hgxBusIDs {
+		drv, override := pciState(t, e, bus)
+		wantDrv, wantOverride := "nvidia", "(null)"
+		if passed[i] {
+			wantDrv, wantOverride = "vfio-pci", "vfio-pci"
+		}
+		group := exists(filepath.Join(e.hostRoot, "dev/vfio", strconv.Itoa(20+i)))
+		if drv != wantDrv || override != wantOverride || group != passed[i] {
+			t.Errorf("%s: GPU %s on %q (driver_override %q, /dev/vfio group node %v), want %q (%q, %v)", trial, bus, drv, override, group, wantDrv, wantOverride, passed[i])
+		}
+	}
+	if n := nvmlCount(t, e); n != len(hgxBusIDs)-len(passed) {
+		t.Errorf("%s: NVML sees %d GPUs, want %d", trial, n, len(hgxBusIDs)-len(passed))
+	}
+	if e.fm != nil {
+		slices.Sort(wantActive)
+		if got := activePartitions(t, e); !slices.Equal(got, wantActive) {
+			t.Errorf("%s: active Fabric Manager partitions %v, want %v", trial, got, wantActive)
+		}
+	}
 }

@@ -134,6 +134,7 @@ func gpuDevice(inv Inventory, g GPU) resourceapi.Device {
 	attrs := commonAttributes(inv, g)
 	attrs[attrType] = stringAttr(apiv1beta1.DeviceTypeGpu)
 	attrs[attrUUID] = stringAttr(g.UUID)
+	addFabricAttributes(inv, g.PCIBusID, attrs)
 	return resourceapi.Device{
 		Name:       gpuDeviceName(g.Minor),
 		Attributes: attrs,

@@ -13,8 +13,9 @@
 // limitations under the License.
 
 // Package gpu is the kubelet plugin of the gpu.nvidia.com DRA driver: it
-// publishes a node's GPUs and MIG devices (static or partitionable) as
-// ResourceSlices with NVLink clique topology, prepares and unprepares claims
+// publishes a node's GPUs and MIG devices (static or partitionable), and with
+// PassthroughSupport its GPUs for VMs (vfio devices), as ResourceSlices with
+// NVLink clique topology and Fabric Manager partitions, prepares and unprepares claims
 // through the NVML seam with a crash-safe checkpoint and per-claim CDI specs,
 // and turns NVML health events into device taints.
 //
@@ -28,7 +29,8 @@
 //   - startup_cleanup.go: at start, MIG instances, CDI specs and sharing
 //     settings no recorded claim owns are removed.
 //   - publish.go: the pool with health taints, and publishing it.
-//   - inventory.go, inventory_nvml.go: what the node has, read from NVML.
+//   - inventory.go, inventory_nvml.go: what the node has, read from NVML
+//     (and sysfs and Fabric Manager: state.go's discover).
 //   - device_names.go, device_attributes.go: GPU and MIG devices as
 //     resource.k8s.io devices (compatible names plus cliqueID).
 //   - partitionable_mig.go: shared counters and profile/placement devices.
@@ -38,6 +40,13 @@
 //   - resourceslices.go: the pool, split into slices within the limits.
 //   - clique_label.go: the nvidia.com/gpu.clique node label, its refresh and
 //     the retries of a failed write.
+//   - passthrough.go: vfio devices (PassthroughSupport) and the counters
+//     that keep a GPU from being a GPU and a VM's at once.
+//   - pci_bus.go, vfio_passthrough.go: the GPUs' PCI functions in sysfs, and
+//     moving a GPU between nvidia and vfio-pci at prepare and unprepare (and
+//     back at start for one no claim holds).
+//   - fabric_partitions.go: Fabric Manager partition attributes, and the
+//     claim's partition active while it is prepared.
 //   - opaque_config.go: the default config of a device without one.
 //   - prepare.go, unprepare.go, mig_instances.go, sharing.go, cdi_edits.go,
 //     host_devices.go: the prepare and unprepare paths and their side effects.

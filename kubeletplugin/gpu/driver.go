@@ -29,6 +29,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/fabricmanager"
 	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
@@ -114,6 +115,10 @@ type Deps struct {
 	// (mps.Exec of nvidia-cuda-mps-control). nil: MPS claims fail at
 	// prepare.
 	MPS mps.Control
+	// FabricManager is the node's Fabric Manager in shared NVSwitch mode,
+	// used with the FabricManagerPartitioning gate. nil: the node has none
+	// (no partition attributes, no partition checks).
+	FabricManager fabricmanager.Interface
 }
 
 // Driver is the gpu.nvidia.com kubeletplugin.DRAPlugin: a thin adapter from
@@ -155,6 +160,9 @@ func NewDriver(ctx context.Context, cfg Config, deps Deps) (*Driver, error) {
 	}
 	if err := CheckShares(cfg.Shares, cfg.Gates); err != nil {
 		return nil, err
+	}
+	if !cfg.Gates.Enabled(FabricManagerPartitioning) {
+		deps.FabricManager = nil
 	}
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)
@@ -220,19 +228,36 @@ func (d *Driver) Run(ctx context.Context) {
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin
 // (nodeState.Prepare).
 func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
-	return d.state.Prepare(ctx, claims), nil
+	out := d.state.Prepare(ctx, claims)
+	d.publishInventoryChange(ctx)
+	return out, nil
+}
+
+// publishInventoryChange republishes when prepare or unprepare changed the
+// inventory (a GPU moved between nvidia and vfio-pci).
+func (d *Driver) publishInventoryChange(ctx context.Context) {
+	if !d.state.takeInventoryChanged() {
+		return
+	}
+	if err := d.Publish(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Publishing the changed inventory failed")
+	}
 }
 
 // UnprepareResourceClaims implements kubeletplugin.DRAPlugin
 // (nodeState.Unprepare).
 func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
-	return d.state.Unprepare(ctx, claims), nil
+	out := d.state.Unprepare(ctx, claims)
+	d.publishInventoryChange(ctx)
+	return out, nil
 }
 
 // CleanupStaleClaims unprepares claims whose ResourceClaim is gone
 // (nodeState.UnprepareStale).
 func (d *Driver) CleanupStaleClaims(ctx context.Context) error {
-	return d.state.UnprepareStale(ctx, d.claims)
+	err := d.state.UnprepareStale(ctx, d.claims)
+	d.publishInventoryChange(ctx)
+	return err
 }
 
 // HandleError implements kubeletplugin.DRAPlugin: background errors (slice

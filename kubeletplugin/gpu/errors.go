@@ -27,6 +27,8 @@ const (
 	reasonCDI        = "cdi"        // writing or deleting the CDI spec failed
 	reasonCheckpoint = "checkpoint" // saving the checkpoint failed
 	reasonRollback   = "rollback"   // undoing an interrupted prepare failed
+	reasonVfio       = "vfio"       // moving a GPU between the nvidia and vfio-pci drivers failed
+	reasonFabric     = "fabric"     // a Fabric Manager partition could not be found or (de)activated
 )
 
 // prepareError carries the metrics reason of a failed prepare or unprepare.

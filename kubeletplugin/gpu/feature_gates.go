@@ -30,6 +30,12 @@ const (
 	NVMLDeviceHealthCheck = "NVMLDeviceHealthCheck"
 	DynamicMIG            = "DynamicMIG"
 	ConsumableShares      = "ConsumableShares"
+	// PassthroughSupport publishes GPUs for passthrough to VMs (vfio
+	// devices, passthrough.go).
+	PassthroughSupport = "PassthroughSupport"
+	// FabricManagerPartitioning publishes and activates Fabric Manager
+	// partitions (fabric_partitions.go).
+	FabricManagerPartitioning = "FabricManagerPartitioning"
 )
 
 // FeatureGates are the gates of --feature-gates.
@@ -39,7 +45,11 @@ var FeatureGates = []featuregates.Gate{
 	{Name: NVMLDeviceHealthCheck, Default: true, Doc: "Xid events and lost-GPU probes taint unhealthy devices in the ResourceSlices; off: devices are never tainted."},
 	{Name: DynamicMIG, Default: false, Doc: "partitionable MIG, as --partitionable-mig."},
 	{Name: ConsumableShares, Default: false, Doc: "alpha, as NVIDIA's: --consumable-shares may publish GPUs and MIG devices for several claims at once (consumable capacity); off: --consumable-shares other than disabled is refused."},
+	{Name: PassthroughSupport, Default: false, Doc: "alpha, as NVIDIA's: every GPU is also published as a vfio device (DeviceClass vfio.gpu.nvidia.com, VfioDeviceConfig) that prepare binds to vfio-pci for a VM, exclusive with the GPU's use as a GPU or MIG parent; off: no vfio devices."},
+	{Name: FabricManagerPartitioning, Default: false, Doc: "alpha, as NVIDIA's: on a node with Fabric Manager in shared NVSwitch mode, GPU and vfio devices carry gpuModuleID and partition<N>, a claim's GPUs must be one partition, active while the claim is prepared; off: no partition attributes or checks."},
 }
+
+func (c Config) passthrough() bool { return c.Gates.Enabled(PassthroughSupport) }
 
 // sharingGate is the gate a sharing strategy needs, if any.
 func sharingGate(strategy apiv1beta1.SharingStrategy) string {

@@ -34,6 +34,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/cdi"
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/fabricmanager"
 	"github.com/computedomain-operator/computedomain-operator/internal/featuregates"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
@@ -68,6 +69,15 @@ type testNodeEnv struct {
 	// mps is the node's MPS control daemons: they outlive a plugin restart,
 	// as processes started in the background do.
 	mps *fakeMps
+	// gates are feature gates to turn on ("Name=true").
+	gates []string
+	// fakeRoot makes the host root a hostroot.Fake of the profile (PCI
+	// sysfs with its fake kernel, /dev/vfio), whose sysfs the mock's GPUs
+	// follow (mock.HostRootPCIDriver).
+	fakeRoot bool
+	// fabric gives the node the profile's mock Fabric Manager, fm.
+	fabric bool
+	fm     *fabricmanager.Mock
 }
 
 type envOption func(*mock.Config, *testNodeEnv)
@@ -79,6 +89,25 @@ func withDynamicMIG() envOption {
 // withShares runs the plugin with --consumable-shares and the ConsumableShares gate on.
 func withShares(s Shares) envOption {
 	return func(_ *mock.Config, e *testNodeEnv) { e.shares = s }
+}
+
+// withPassthrough turns the PassthroughSupport gate on, on a fake host root
+// whose PCI sysfs the mock's GPUs follow.
+func withPassthrough() envOption {
+	return func(c *mock.Config, e *testNodeEnv) {
+		e.gates = append(e.gates, PassthroughSupport+"=true")
+		e.fakeRoot = true
+		c.PCIDriver = mock.HostRootPCIDriver(hostroot.New(e.hostRoot))
+	}
+}
+
+// withFabricManager turns the FabricManagerPartitioning gate on, with the
+// profile's mock Fabric Manager.
+func withFabricManager() envOption {
+	return func(_ *mock.Config, e *testNodeEnv) {
+		e.gates = append(e.gates, FabricManagerPartitioning+"=true")
+		e.fabric = true
+	}
 }
 
 // withDriverFiles installs a driver of the mock's version in the host root
@@ -106,6 +135,18 @@ func newTestNodeEnv(t testing.TB, profile string, opts ...envOption) *testNodeEn
 	}
 	e.lib = lib
 	writeHostProc(t, e.hostRoot)
+	if e.fakeRoot {
+		if _, err := hostroot.Fake(e.hostRoot, lib.Profile().FakeHostRootSpec(testNode)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.fabric {
+		fm, err := lib.Profile().FabricManager(filepath.Join(t.TempDir(), "fm.json"))
+		if err != nil || fm == nil {
+			t.Fatalf("profile %s has no Fabric Manager partitions: %v", profile, err)
+		}
+		e.fm = fm
+	}
 	if e.driverFiles {
 		version, r := lib.SystemGetDriverVersion()
 		if r != nvml.SUCCESS {
@@ -185,8 +226,12 @@ func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {
 		e.t.Fatal(err)
 	}
 	cfg := Config{DriverName: testDriver, NodeName: testNode, PartitionableMIG: e.partition, HostRoot: e.hostRoot, Shares: e.shares}
+	gateList := e.gates
 	if e.shares.Enabled() {
-		gates, err := featuregates.Parse(FeatureGates, ConsumableShares+"=true")
+		gateList = append(gateList, ConsumableShares+"=true")
+	}
+	if len(gateList) > 0 {
+		gates, err := featuregates.Parse(FeatureGates, strings.Join(gateList, ","))
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -198,6 +243,9 @@ func (e *testNodeEnv) newDriver(opts ...driverOption) (*Driver, error) {
 	}
 	e.t.Cleanup(func() { _ = ledger.Close() })
 	deps := Deps{NVML: e.lib, CDI: w, Checkpoint: checkpoint.NewStore(e.checkpoint, testBootID), Clock: e.clock, Metrics: NewMetrics(nil), Usage: ledger, MPS: e.mps}
+	if e.fm != nil {
+		deps.FabricManager = e.fm
+	}
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}
@@ -250,4 +298,9 @@ func gpuUUIDOf(t *testing.T, d *Driver, minor int) string {
 func resolveCDI(root string, ids []string) ([]string, error) {
 	v, err := cdi.Resolve(root, ids...)
 	return v.Env, err
+}
+
+// resolveCDIView is what a container of the CDI devices sees.
+func resolveCDIView(root string, ids []string) (cdi.ContainerView, error) {
+	return cdi.Resolve(root, ids...)
 }

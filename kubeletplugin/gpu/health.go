@@ -63,7 +63,7 @@ func (d *Driver) healthReport() kubeletplugin.DeviceHealthReport {
 	taints := d.health.taints(inv, createdMigInstances(claims))
 	now := d.clock.Now()
 	report := kubeletplugin.DeviceHealthReport{}
-	for _, name := range publishedDeviceNames(inv, d.cfg.PartitionableMIG) {
+	for _, name := range publishedDeviceNames(inv, d.cfg.PartitionableMIG, d.cfg.passthrough()) {
 		h := kubeletplugin.DeviceHealth{PoolName: d.poolName(), DeviceName: name, Health: kubeletplugin.HealthStatusHealthy,
 			LastUpdated: now, HealthCheckTimeout: healthCheckTimeout}
 		var msgs []string
@@ -97,7 +97,7 @@ func (s *nodeState) deviceStates(inv Inventory, claims map[string]checkpoint.Cla
 	unhealthy := unhealthyDevices(s.health.taints(inv, createdMigInstances(claims)))
 	prepared := preparedDeviceNames(claims)
 	out := map[string]int{}
-	for _, name := range publishedDeviceNames(inv, s.cfg.PartitionableMIG) {
+	for _, name := range publishedDeviceNames(inv, s.cfg.PartitionableMIG, s.cfg.passthrough()) {
 		switch {
 		case unhealthy[name]:
 			out[stateUnhealthy]++
@@ -118,7 +118,7 @@ func (d *Driver) RediscoverLostGPUs(ctx context.Context) error {
 	if lost == 0 {
 		return nil
 	}
-	inv, err := DiscoverInventory(ctx, d.nvml, d.cfg.HostRoot)
+	inv, err := d.state.discover(ctx)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,10 @@
 
 package gpu
 
-import "github.com/computedomain-operator/computedomain-operator/internal/nvml"
+import (
+	"github.com/computedomain-operator/computedomain-operator/internal/fabricmanager"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
+)
 
 // Inventory is what the plugin knows about the node's devices, read from NVML
 // at start-up and refreshed on health changes. It is plain data, so slices can
@@ -30,6 +33,16 @@ type Inventory struct {
 	// LostGPUs are the NVML indexes of GPUs that had fallen off the bus at
 	// discovery: left out until a rediscovery finds them again.
 	LostGPUs []int
+	// PCIGPUs are the NVIDIA GPUs' PCI functions by bus ID, whatever driver
+	// they are bound to (PassthroughSupport; passthrough.go).
+	PCIGPUs []PCIGPU
+	// PCIeRoots are the PCIe roots of PCIGPUs by bus ID.
+	PCIeRoots map[string]string
+	// IOMMUFD: the host has iommufd (/dev/iommu).
+	IOMMUFD bool
+	// Fabric are the GPUs' Fabric Manager partitions by bus ID
+	// (FabricManagerPartitioning; fabric_partitions.go).
+	Fabric map[string]fabricmanager.Membership
 }
 
 // GPU is one full GPU: the facts NVML reports of it (nvml.GPUFacts, carried

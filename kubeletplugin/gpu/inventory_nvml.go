@@ -35,21 +35,24 @@ func DiscoverInventory(ctx context.Context, lib nvml.Interface, hostRoot string)
 	if err != nil {
 		return Inventory{}, fmt.Errorf("discover GPUs: %w", err)
 	}
-	logger := klog.FromContext(ctx)
 	raw, err := node.CliqueID()
 	clique, err := cliqueOrNone(ctx, raw, err)
 	if err != nil {
 		return Inventory{}, err
 	}
-	inv := inventoryFromNode(node, clique, func(busID string) string {
-		attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID, deviceattribute.WithFSFromRoot(hostroot.New(hostRoot).Path("/sys")))
-		if err != nil || attr.Value.StringValue == nil {
-			logger.V(4).Info("PCIe root not resolvable", "pciBusID", busID, "err", err)
-			return ""
-		}
-		return *attr.Value.StringValue
-	})
+	inv := inventoryFromNode(node, clique, func(busID string) string { return pcieRootOf(ctx, hostRoot, busID) })
 	return inv, nil
+}
+
+// pcieRootOf resolves the standard pcieRoot attribute of a PCI function from
+// sysfs under hostRoot, "" where it cannot be resolved.
+func pcieRootOf(ctx context.Context, hostRoot, busID string) string {
+	attr, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID, deviceattribute.WithFSFromRoot(hostroot.New(hostRoot).Path("/sys")))
+	if err != nil || attr.Value.StringValue == nil {
+		klog.FromContext(ctx).V(4).Info("PCIe root not resolvable", "pciBusID", busID, "err", err)
+		return ""
+	}
+	return *attr.Value.StringValue
 }
 
 // cliqueOrNone maps a clique lookup to the clique to publish. A fabric that

@@ -92,13 +92,7 @@ func placementConsumption(g GPU, p MigProfile, pl MigPlacement) resourceapi.Devi
 // per profile and placement.
 func partitionDevices(inv Inventory, g GPU) []resourceapi.Device {
 	full := gpuDevice(inv, g)
-	all := map[string]resourceapi.Counter{}
-	for name, v := range gpuTotals(g) {
-		if v > 0 {
-			all[name] = counter(v)
-		}
-	}
-	full.ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: counterSetName(g.Minor), Counters: all}}
+	full.ConsumesCounters = fullConsumption(g)
 	devices := []resourceapi.Device{full}
 	profiles := slices.Clone(g.MigProfiles)
 	// Smallest profiles first: the allocator is first-fit, so small requests

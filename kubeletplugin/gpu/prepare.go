@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -59,6 +60,13 @@ type deviceData struct {
 	// MpsDaemon is, on each MPS device of a claim, the claim's MPS control
 	// daemon (mps_daemon.go): unprepare stops it.
 	MpsDaemon *mpsDaemonRecord `json:"mpsDaemon,omitempty"`
+	// Vfio is, on a vfio device, the PCI function prepare moves to vfio-pci
+	// (vfio_passthrough.go): unprepare gives it back to nvidia.
+	Vfio *vfioRecord `json:"vfio,omitempty"`
+	// FabricPartition is, on each full-GPU and vfio device of a claim on a
+	// Fabric Manager node, the claim's partition (fabric_partitions.go):
+	// recorded before prepare activates it, deactivated by unprepare.
+	FabricPartition *int `json:"fabricPartition,omitempty"`
 }
 
 // preparedDevice is a device being prepared.
@@ -153,6 +161,12 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 		return nil, err
 	}
 	s.crash.At("devices-applied")
+	if slices.ContainsFunc(devices, func(p preparedDevice) bool { return p.Data.Vfio != nil }) {
+		// The GPUs left NVML: publish their vfio devices alone.
+		if err := s.refreshInventory(ctx); err != nil {
+			logger.Error(err, "Re-reading the node's devices after binding GPUs to vfio-pci failed")
+		}
+	}
 
 	daemon, err := s.startMpsDaemon(ctx, uid, &state, devices)
 	if err != nil {
@@ -163,7 +177,12 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 		return nil, err
 	}
 
-	spec := cdi.ClaimSpec{ClaimUID: uid, Common: commonEdits(s.hostDevices, s.driverFiles)}
+	common, err := s.claimCommonEdits(devices)
+	if err != nil {
+		_ = s.undoClaim(ctx, uid, state)
+		return nil, &prepareError{reason: reasonCDI, err: err}
+	}
+	spec := cdi.ClaimSpec{ClaimUID: uid, Common: common}
 	if daemon != nil {
 		mpsEdits := mpsEdits(*daemon)
 		spec.Common.Env = append(spec.Common.Env, mpsEdits.Env...)
@@ -176,6 +195,9 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 		}
 		edited[p.Name] = true
 		dev, err := deviceEdits(s.hostDevices, p)
+		if p.Data.Vfio != nil {
+			dev, err = s.vfioEdits(p)
+		}
 		if err != nil {
 			_ = s.undoClaim(ctx, uid, state)
 			return nil, &prepareError{reason: reasonCDI, err: err}
@@ -247,6 +269,12 @@ func (s *nodeState) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDev
 			return nil, &prepareError{reason: reasonInvalid, err: err}
 		}
 		p.AdminAccess = admin
+		if p.Data.Vfio != nil && (admin || shareID != "") {
+			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s: a vfio device is handed to one VM: admin access and shares are not supported", r.Device)}
+		}
+		if other, ok := s.passthroughConflict(p, string(claim.UID), devices); ok && !admin {
+			return nil, &prepareError{reason: reasonConflict, err: fmt.Errorf("device %s and %s are the same GPU, once for passthrough and once as a GPU or MIG device; a GPU is one or the other", r.Device, other)}
+		}
 		if admin && p.partition != nil {
 			return nil, &prepareError{reason: reasonInvalid, err: fmt.Errorf("device %s: admin access to a partitionable MIG device is not supported (it only exists while its owner holds it)", r.Device)}
 		}
@@ -284,6 +312,9 @@ func (s *nodeState) planDevices(claim *resourceapi.ResourceClaim) ([]preparedDev
 	if err := s.planSharing(devices); err != nil {
 		return nil, &prepareError{reason: reasonConfig, err: err}
 	}
+	if err := s.planFabricPartition(devices); err != nil {
+		return nil, &prepareError{reason: reasonFabric, err: err}
+	}
 	return devices, nil
 }
 
@@ -301,6 +332,11 @@ func (s *nodeState) planDevice(name string) (preparedDevice, error) {
 			if migDeviceName(g.Minor, m.Profile, m.GIProfileID, m.Placement.Start) == name {
 				return preparedDevice{Name: name, ParentMinor: g.Minor, Data: deviceData{Type: deviceTypeMig, UUID: m.UUID, ParentUUID: g.UUID, GIID: m.GIID, CIID: m.CIID}}, nil
 			}
+		}
+	}
+	if s.cfg.passthrough() {
+		if p, ok, err := s.planVfio(name); ok {
+			return p, err
 		}
 	}
 	if s.cfg.PartitionableMIG {
@@ -379,6 +415,17 @@ func (s *nodeState) overlappingPartition(p preparedDevice, claimUID string, pend
 // instances no claim records, which start-up destroys, and sharing settings,
 // which the next prepare of the device overwrites.
 func (s *nodeState) applyDevices(ctx context.Context, uid string, state *checkpoint.ClaimState, devices []preparedDevice) error {
+	if err := s.activateFabricPartition(ctx, devices); err != nil {
+		return err
+	}
+	for _, p := range devices {
+		if p.Data.Vfio == nil {
+			continue
+		}
+		if err := s.bindVfio(ctx, p); err != nil {
+			return &prepareError{reason: reasonVfio, err: fmt.Errorf("bind device %s to vfio-pci: %w", p.Name, err)}
+		}
+	}
 	changed := false
 	for i := range devices {
 		p := &devices[i]

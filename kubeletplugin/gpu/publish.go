@@ -24,7 +24,7 @@ import (
 func (d *Driver) Resources() resourceslice.DriverResources {
 	inv, claims := d.state.snapshot()
 	return BuildResources(inv, PublishOptions{
-		PoolName: d.poolName(), PartitionableMIG: d.cfg.PartitionableMIG, Shares: d.cfg.Shares,
+		PoolName: d.poolName(), PartitionableMIG: d.cfg.PartitionableMIG, Shares: d.cfg.Shares, Passthrough: d.cfg.passthrough(),
 		Taints: d.health.taints(inv, createdMigInstances(claims)),
 	})
 }

@@ -30,6 +30,9 @@ type PublishOptions struct {
 	PartitionableMIG bool
 	// Taints per device name (health).
 	Taints map[string][]resourceapi.DeviceTaint
+	// Passthrough publishes every GPU's PCI function as a vfio device
+	// (passthrough.go), sharing counters with the GPU's other devices.
+	Passthrough bool
 	// Shares publishes full GPUs and static MIG devices for several claims
 	// at once (consumable_shares.go). Partitionable MIG devices stay
 	// exclusive: their instance exists for one claim; a shared full GPU
@@ -58,7 +61,30 @@ func poolDevices(inv Inventory, opts PublishOptions) ([]resourceapi.Device, []re
 			}
 		default:
 			dev := gpuDevice(inv, g)
+			if opts.Passthrough && inv.pciIndex(g.PCIBusID) >= 0 {
+				counters = append(counters, passthroughCounterSet(g))
+				dev.ConsumesCounters = passthroughConsumption(g)
+			}
 			opts.Shares.shareable(&dev)
+			devices = append(devices, dev)
+		}
+	}
+	if opts.Passthrough {
+		for i, f := range inv.PCIGPUs {
+			g, visible, ok := inv.vfioCandidate(f, opts.PartitionableMIG)
+			if !ok {
+				continue
+			}
+			dev := vfioDevice(inv, i, f)
+			switch {
+			case !visible:
+				// Bound to vfio-pci (or to no driver): nothing else of the
+				// GPU is published.
+			case opts.PartitionableMIG && isPartitionable(g):
+				dev.ConsumesCounters = fullConsumption(g)
+			case !g.MIGEnabled:
+				dev.ConsumesCounters = passthroughConsumption(g)
+			}
 			devices = append(devices, dev)
 		}
 	}
@@ -72,7 +98,7 @@ func poolDevices(inv Inventory, opts PublishOptions) ([]resourceapi.Device, []re
 
 // publishedDeviceNames lists the names poolDevices publishes, without
 // building the devices (the hot path of prepare metrics).
-func publishedDeviceNames(inv Inventory, partitionableMIG bool) []string {
+func publishedDeviceNames(inv Inventory, partitionableMIG, passthrough bool) []string {
 	var names []string
 	for _, g := range inv.GPUs {
 		switch {
@@ -89,6 +115,13 @@ func publishedDeviceNames(inv Inventory, partitionableMIG bool) []string {
 			}
 		default:
 			names = append(names, gpuDeviceName(g.Minor))
+		}
+	}
+	if passthrough {
+		for i, f := range inv.PCIGPUs {
+			if _, _, ok := inv.vfioCandidate(f, partitionableMIG); ok {
+				names = append(names, vfioDeviceName(i))
+			}
 		}
 	}
 	return names

@@ -295,7 +295,7 @@ func TestPublishedDeviceNamesMatchDevices(t *testing.T) {
 		for _, dev := range allDevices(d.Resources()) {
 			want = append(want, dev.Name)
 		}
-		got := publishedDeviceNames(d.Inventory(), d.cfg.PartitionableMIG)
+		got := publishedDeviceNames(d.Inventory(), d.cfg.PartitionableMIG, d.cfg.passthrough())
 		slices.Sort(want)
 		slices.Sort(got)
 		if diff := cmp.Diff(want, got); diff != "" {

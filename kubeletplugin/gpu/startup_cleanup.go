@@ -65,7 +65,7 @@ func (s *nodeState) removeUnknownMigInstances(ctx context.Context) error {
 		}
 	}
 	if changed {
-		inv, err := DiscoverInventory(ctx, s.nvml, s.cfg.HostRoot)
+		inv, err := s.discover(ctx)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ package gpu
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"k8s.io/utils/clock"
@@ -25,6 +26,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/checkpoint"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
 	"github.com/computedomain-operator/computedomain-operator/internal/driverroot"
+	"github.com/computedomain-operator/computedomain-operator/internal/fabricmanager"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
@@ -53,6 +55,13 @@ type nodeState struct {
 	// mps runs the MPS control daemons of MPS claims; nil: none (MPS claims
 	// fail).
 	mps mps.Control
+	// pci moves GPUs between the nvidia and vfio-pci drivers.
+	pci *pciBus
+	// fm is the Fabric Manager (FabricManagerPartitioning); nil: none.
+	fm fabricmanager.Interface
+	// inventoryChanged is set when prepare or unprepare re-read the
+	// inventory, for the driver to republish (takeInventoryChanged).
+	inventoryChanged bool
 
 	// mu guards ledger and inventory.
 	mu        sync.Mutex
@@ -68,8 +77,12 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMoni
 	s := &nodeState{
 		cfg: cfg, nvml: deps.NVML, cdi: deps.CDI, health: health,
 		metrics: deps.Metrics, usage: deps.Usage, clock: deps.Clock, crash: deps.Crash, mps: deps.MPS,
+		fm: deps.FabricManager,
 	}
 	var err error
+	if s.pci, err = newPCIBus(hostroot.New(cfg.HostRoot)); err != nil {
+		return nil, err
+	}
 	if s.ledger, err = checkpoint.OpenLedger(ctx, deps.Checkpoint); err != nil {
 		return nil, err
 	}
@@ -79,7 +92,10 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMoni
 	if s.driverFiles, err = discoverDriverFiles(ctx, cfg); err != nil {
 		return nil, err
 	}
-	if s.inventory, err = DiscoverInventory(ctx, s.nvml, cfg.HostRoot); err != nil {
+	if s.inventory, err = s.discover(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.reconcilePassthrough(ctx); err != nil {
 		return nil, err
 	}
 	if err := s.removeUnknownMigInstances(ctx); err != nil {
@@ -105,6 +121,69 @@ func newNodeState(ctx context.Context, cfg Config, deps Deps, health *healthMoni
 
 // poolName is the node's pool.
 func (s *nodeState) poolName() string { return s.cfg.NodeName }
+
+// discover reads the node's devices: the GPUs through NVML, with
+// PassthroughSupport the GPUs' PCI functions from sysfs, with a Fabric Manager
+// its partitions.
+func (s *nodeState) discover(ctx context.Context) (Inventory, error) {
+	inv, err := DiscoverInventory(ctx, s.nvml, s.cfg.HostRoot)
+	if err != nil {
+		return Inventory{}, err
+	}
+	if s.cfg.passthrough() {
+		if inv.PCIGPUs, err = s.pci.nvidiaGPUs(); err != nil {
+			return Inventory{}, err
+		}
+		inv.PCIeRoots = map[string]string{}
+		for _, f := range inv.PCIGPUs {
+			inv.PCIeRoots[f.BusID] = pcieRootOf(ctx, s.cfg.HostRoot, f.BusID)
+		}
+		inv.IOMMUFD = s.pci.iommuFDEnabled()
+	}
+	if s.fm != nil {
+		parts, err := s.fm.Partitions()
+		if err != nil {
+			return Inventory{}, fmt.Errorf("read Fabric Manager partitions: %w", err)
+		}
+		inv.Fabric = fabricmanager.Memberships(parts)
+	}
+	return inv, nil
+}
+
+// refreshInventory re-reads the inventory (a GPU moved between nvidia and
+// vfio-pci) and marks it for republishing; the caller holds the lock or runs
+// at start.
+func (s *nodeState) refreshInventory(ctx context.Context) error {
+	inv, err := s.discover(ctx)
+	if err != nil {
+		return fmt.Errorf("re-read the node's devices: %w", err)
+	}
+	s.inventory = inv
+	s.inventoryChanged = true
+	return nil
+}
+
+// takeInventoryChanged reports, and clears, a change of the inventory since
+// the last call.
+func (s *nodeState) takeInventoryChanged() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := s.inventoryChanged
+	s.inventoryChanged = false
+	return changed
+}
+
+// decodeDeviceData reads what the checkpoint keeps of a prepared device.
+func decodeDeviceData(dev checkpoint.PreparedDevice) (deviceData, error) {
+	var data deviceData
+	if len(dev.Data) == 0 {
+		return data, nil
+	}
+	if err := json.Unmarshal(dev.Data, &data); err != nil {
+		return deviceData{}, fmt.Errorf("device %s: stored data: %w", dev.Device, err)
+	}
+	return data, nil
+}
 
 // syncUsage brings the usage ledger in step with the recorded claims and
 // drops closed intervals older than the retention.

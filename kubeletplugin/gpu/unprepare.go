@@ -16,7 +16,6 @@ package gpu
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -77,12 +76,16 @@ func (s *nodeState) undoClaim(ctx context.Context, uid string, cs checkpoint.Cla
 		errs = append(errs, err)
 	}
 	for _, dev := range cs.Devices {
-		var data deviceData
-		if len(dev.Data) > 0 {
-			if err := json.Unmarshal(dev.Data, &data); err != nil {
-				errs = append(errs, fmt.Errorf("device %s: stored data: %w", dev.Device, err))
-				continue
+		data, err := decodeDeviceData(dev)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if data.Vfio != nil {
+			if err := s.returnToNvidia(ctx, dev.Device, *data.Vfio); err != nil {
+				errs = append(errs, fmt.Errorf("device %s: return to the nvidia driver: %w", dev.Device, err))
 			}
+			continue
 		}
 		if s.sharedWithOthers(uid, dev) {
 			// Another claim's share of the device needs its settings (they
@@ -103,6 +106,17 @@ func (s *nodeState) undoClaim(ctx context.Context, uid string, cs checkpoint.Cla
 			}
 			logger.V(2).Info("Destroyed MIG instance", "device", dev.Device, "gi", data.GIID, "ci", data.CIID)
 			s.crash.At("unprepare-mig-destroyed")
+		}
+	}
+	if len(errs) == 0 {
+		// The GPUs are back on nvidia (or never left it): the partition can go.
+		if err := s.deactivateFabricPartition(ctx, uid, cs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if hasVfio(cs) {
+		if err := s.refreshInventory(ctx); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := s.cdi.Delete(uid); err != nil {

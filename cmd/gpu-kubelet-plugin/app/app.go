@@ -30,9 +30,12 @@ import (
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
+	"github.com/computedomain-operator/computedomain-operator/internal/fabricmanager"
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/mps"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml/backend"
+	"github.com/computedomain-operator/computedomain-operator/internal/nvml/mock"
 	"github.com/computedomain-operator/computedomain-operator/internal/usage"
 	"github.com/computedomain-operator/computedomain-operator/kubeletplugin/gpu"
 )
@@ -130,6 +133,10 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 		// metrics on the pod's own address only (docs/metering.md).
 		routes = append(routes, draplugin.Route{Path: usage.Path, Handler: usage.Handler(ledger, o.NodeName, clock.RealClock{})})
 	}
+	fm, err := fabricManager(o, lib)
+	if err != nil {
+		return err
+	}
 	driver, err := gpu.NewDriver(ctx, gpu.Config{
 		DriverName: o.DriverName, NodeName: o.NodeName, PartitionableMIG: o.partitionableMIG, HostRoot: o.HostRoot,
 		DriverRoot: o.driverRoot, DriverRootHostPath: o.driverRootHostPath,
@@ -157,6 +164,7 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 			// The daemon finds nvidia-cuda-mps-server next to it.
 			Env: []string{"PATH=" + filepath.Dir(o.mpsControlBinary) + ":" + os.Getenv("PATH")},
 		},
+		FabricManager: fm,
 	})
 	if err != nil {
 		return err
@@ -176,4 +184,28 @@ func serve(ctx context.Context, o *options, lib nvml.Interface, client kubernete
 	// Later fatal errors are dropped; after this Do, reading fatalErr is safe.
 	fatalOnce.Do(func() {})
 	return fatalErr
+}
+
+// fabricManager returns the node's Fabric Manager for the
+// FabricManagerPartitioning gate: the mock NVML profile's partition table
+// (none: the node has no Fabric Manager in shared NVSwitch mode). This build
+// has no client of the real Fabric Manager (libnvfm): with real NVML the gate
+// is refused rather than publishing GPUs without their partitions.
+func fabricManager(o *options, lib nvml.Interface) (fabricmanager.Interface, error) {
+	if !o.gates.Enabled(gpu.FabricManagerPartitioning) {
+		return nil, nil
+	}
+	m, ok := lib.(*mock.Lib)
+	if !ok {
+		return nil, fmt.Errorf("--feature-gates %s=true: this build has no client of the real Fabric Manager (libnvfm); the gate works with --nvml=mock only", gpu.FabricManagerPartitioning)
+	}
+	stateFile := ""
+	if root := hostroot.New(o.HostRoot); root.IsFake() {
+		stateFile = root.Path(mock.FabricManagerStateFile)
+	}
+	fm, err := m.Profile().FabricManager(stateFile)
+	if err != nil || fm == nil {
+		return nil, err
+	}
+	return fm, nil
 }

@@ -228,6 +228,7 @@ func newMock(o Options) (*mock.Lib, error) {
 	}
 	if o.HostRoot.IsFake() {
 		cfg.MIGDeviceHook = mock.HostRootMIGHook(o.HostRoot)
+		cfg.PCIDriver = mock.HostRootPCIDriver(o.HostRoot)
 	}
 	if o.ProfileFile != "" {
 		p, err := mock.LoadProfileFile(o.ProfileFile)

@@ -95,13 +95,20 @@ func (d *device) GetUUID() (string, nvml.Return) {
 	return d.gpu.uuid, nvml.SUCCESS
 }
 
+// GetIndex is the GPU's place among the GPUs NVML enumerates (those bound
+// to the nvidia driver), as with the real library.
 func (d *device) GetIndex() (int, nvml.Return) {
 	unlock, r := d.fullIdentity()
 	defer unlock()
 	if r != nvml.SUCCESS {
 		return 0, r
 	}
-	return d.gpu.index, nvml.SUCCESS
+	for i, g := range d.gpu.lib.visibleGPUs() {
+		if g == d.gpu {
+			return i, nvml.SUCCESS
+		}
+	}
+	return 0, nvml.ERROR_GPU_IS_LOST
 }
 
 func (d *device) GetMinorNumber() (int, nvml.Return) {

@@ -15,6 +15,7 @@
 package mock
 
 import (
+	"github.com/computedomain-operator/computedomain-operator/internal/fabricmanager"
 	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 )
 
@@ -27,6 +28,22 @@ func (p *Profile) FakeHostRootSpec(nodeName string) hostroot.FakeSpec {
 		GPUs:          p.GPUCount,
 		DriverVersion: p.DriverVersion,
 		PCIBusIDs:     append([]string(nil), p.GPU.PCIBusIDs...),
+		PCIDeviceID:   p.GPU.PCIDeviceID,
+		NUMANodes:     append([]int(nil), p.GPU.NUMANodes...),
+	}
+}
+
+// HostRootPCIDriver returns a Config.PCIDriver that reads the driver of a
+// GPU's PCI function from a fake host root's sysfs (hostroot.Root.PCIDriver,
+// which its FakeKernel changes). A GPU whose function the root does not
+// have counts as bound to nvidia.
+func HostRootPCIDriver(root hostroot.Root) func(busID string) string {
+	return func(busID string) string {
+		drv, err := root.PCIDriver(busID)
+		if err != nil {
+			return hostroot.NvidiaPCIDriver
+		}
+		return drv
 	}
 }
 
@@ -40,4 +57,24 @@ func HostRootMIGHook(root hostroot.Root) func(gpuMinor, gi, ci int, created bool
 		}
 		return root.RemoveMIGDevice(gpuMinor, gi, ci)
 	}
+}
+
+// FabricManagerStateFile is the host path, under a fake host root, where the
+// mock Fabric Manager keeps its active partitions, as Fabric Manager keeps
+// them across plugin restarts.
+const FabricManagerStateFile = "/var/run/nvidia-fabricmanager/mock-partitions.json"
+
+// FabricManager returns the mock Fabric Manager of a profile's partition table
+// (fabric.partitions), keeping its state in stateFile ("" in memory); nil
+// when the profile has no partitions (no Fabric Manager in shared NVSwitch
+// mode).
+func (p *Profile) FabricManager(stateFile string) (*fabricmanager.Mock, error) {
+	if p.Fabric == nil || len(p.Fabric.Partitions) == 0 {
+		return nil, nil
+	}
+	table := make([]fabricmanager.MockPartition, 0, len(p.Fabric.Partitions))
+	for _, part := range p.Fabric.Partitions {
+		table = append(table, fabricmanager.MockPartition{ID: part.ID, GPUs: append([]int(nil), part.GPUs...)})
+	}
+	return fabricmanager.NewMock(table, p.GPU.PCIBusIDs, stateFile)
 }

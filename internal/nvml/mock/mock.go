@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/computedomain-operator/computedomain-operator/internal/hostroot"
 	"github.com/computedomain-operator/computedomain-operator/internal/nvml"
 )
 
@@ -61,6 +62,12 @@ type Config struct {
 	// can mirror the driver's capability files (hostroot.Root.AddMIGDevice).
 	// A failing hook fails the create (ERROR_UNKNOWN, nothing created).
 	MIGDeviceHook func(gpuMinor, gi, ci int, created bool) error
+	// PCIDriver, when set, names the driver a GPU's PCI function (sysfs bus
+	// ID "0000:1b:00.0") is bound to. As with the real library, a GPU that is
+	// not bound to "nvidia" (handed to vfio-pci for passthrough) does not
+	// exist for NVML: it is left out of the count and the indexes, and its
+	// UUID is not found. nil: every GPU is bound to nvidia.
+	PCIDriver func(busID string) string
 	// StateFile, when set, keeps the GPUs' state across processes as the
 	// hardware does (state_file.go): New restores it, every change is
 	// written to it before the call returns.
@@ -234,14 +241,30 @@ func (m *Lib) SystemGetCudaDriverVersion() (int, nvml.Return) {
 	return v, nvml.SUCCESS
 }
 
-// DeviceGetCount returns the number of GPUs, lost ones included.
+// DeviceGetCount returns the number of GPUs bound to the nvidia driver, lost
+// ones included.
 func (m *Lib) DeviceGetCount() (int, nvml.Return) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.initialized(); r != nvml.SUCCESS {
 		return 0, r
 	}
-	return len(m.gpus), nvml.SUCCESS
+	return len(m.visibleGPUs()), nvml.SUCCESS
+}
+
+// visibleGPUs are the GPUs bound to the nvidia driver, in index order: the
+// ones NVML enumerates.
+func (m *Lib) visibleGPUs() []*gpu {
+	if m.cfg.PCIDriver == nil {
+		return m.gpus
+	}
+	var out []*gpu
+	for i, g := range m.gpus {
+		if m.cfg.PCIDriver(m.profile.GPU.PCIBusIDs[i]) == hostroot.NvidiaPCIDriver {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // DeviceGetHandleByIndex returns a full GPU.
@@ -251,10 +274,11 @@ func (m *Lib) DeviceGetHandleByIndex(index int) (nvml.Device, nvml.Return) {
 	if r := m.initialized(); r != nvml.SUCCESS {
 		return nil, r
 	}
-	if index < 0 || index >= len(m.gpus) {
+	visible := m.visibleGPUs()
+	if index < 0 || index >= len(visible) {
 		return nil, nvml.ERROR_INVALID_ARGUMENT
 	}
-	g := m.gpus[index]
+	g := visible[index]
 	if g.lost {
 		return nil, nvml.ERROR_GPU_IS_LOST
 	}
@@ -268,7 +292,7 @@ func (m *Lib) DeviceGetHandleByUUID(uuid string) (nvml.Device, nvml.Return) {
 	if r := m.initialized(); r != nvml.SUCCESS {
 		return nil, r
 	}
-	for _, g := range m.gpus {
+	for _, g := range m.visibleGPUs() {
 		if g.uuid == uuid {
 			if g.lost {
 				return nil, nvml.ERROR_GPU_IS_LOST

@@ -67,6 +67,9 @@ type GPUSpec struct {
 	PCIBusIDs []string `json:"pciBusIds"`
 	// NUMANodes are the NUMA nodes per GPU index; empty means unknown.
 	NUMANodes []int `json:"numaNodes,omitempty"`
+	// PCIDeviceID is the GPUs' PCI device ID as sysfs shows it ("0x2330"
+	// for an H100 SXM5 80GB); a fake host root writes it. Optional.
+	PCIDeviceID string `json:"pciDeviceId,omitempty"`
 }
 
 // FabricSpec describes the NVLink fabric the fabric manager registers the
@@ -81,6 +84,21 @@ type FabricSpec struct {
 	// NodesPerRack is the default number of compute trays in one NVLink
 	// domain, 18 for NVL72 (multiNode only).
 	NodesPerRack int `json:"nodesPerRack,omitempty"`
+	// Partitions is the Fabric Manager's partition table in shared NVSwitch
+	// mode (HGX, not multiNode): the groups of GPUs it can connect through
+	// the NVSwitches, which the mock Fabric Manager serves
+	// (internal/fabricmanager). Empty: the node runs no Fabric Manager in
+	// that mode.
+	Partitions []FabricPartitionSpec `json:"partitions,omitempty"`
+}
+
+// FabricPartitionSpec is one Fabric Manager partition.
+type FabricPartitionSpec struct {
+	// ID is the partition ID Fabric Manager reports (0..).
+	ID int `json:"id"`
+	// GPUs are the partition's GPUs by physical ID (module ID), 1..gpuCount:
+	// the GPU at index i has physical ID i+1.
+	GPUs []int `json:"gpus"`
 }
 
 // MIGSpec is the MIG profile table of the GPU and its static layouts.
@@ -281,6 +299,15 @@ func (p *Profile) Validate() error {
 		if !f.MultiNode && (f.NodesPerRack != 0 || f.CliqueID != 0) {
 			return wrap(fmt.Errorf("fabric: cliqueId and nodesPerRack need multiNode: true"))
 		}
+		if err := validatePartitions(f, p.GPUCount); err != nil {
+			return wrap(err)
+		}
+	}
+	if id := p.GPU.PCIDeviceID; id != "" {
+		var n uint16
+		if _, err := fmt.Sscanf(id, "0x%04x", &n); err != nil || len(id) != 6 {
+			return wrap(fmt.Errorf("gpu.pciDeviceId %q: want 0x and 4 hex digits (\"0x2330\")", id))
+		}
 	}
 	if p.MIG != nil {
 		if err := p.validateMIG(); err != nil {
@@ -404,3 +431,31 @@ func nvmlBusID(s string) (string, error) {
 }
 
 const mib = 1024 * 1024
+
+// validatePartitions checks the Fabric Manager partition table: unique IDs
+// from 0, each partition a non-empty set of physical IDs 1..gpuCount, only on
+// a single-node fabric.
+func validatePartitions(f *FabricSpec, gpuCount int) error {
+	ids := map[int]bool{}
+	for i, part := range f.Partitions {
+		path := fmt.Sprintf("fabric.partitions[%d]", i)
+		if f.MultiNode {
+			return fmt.Errorf("%s: Fabric Manager partitions need a single-node fabric (multiNode: false)", path)
+		}
+		if part.ID < 0 || ids[part.ID] {
+			return fmt.Errorf("%s.id %d: want a unique ID of 0 or more", path, part.ID)
+		}
+		ids[part.ID] = true
+		if len(part.GPUs) == 0 {
+			return fmt.Errorf("%s.gpus: want at least one physical ID", path)
+		}
+		seen := map[int]bool{}
+		for j, g := range part.GPUs {
+			if g < 1 || g > gpuCount || seen[g] {
+				return fmt.Errorf("%s.gpus[%d] %d: want a physical ID 1..%d (gpuCount), each once", path, j, g, gpuCount)
+			}
+			seen[g] = true
+		}
+	}
+	return nil
+}
