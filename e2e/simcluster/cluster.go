@@ -330,7 +330,7 @@ func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec,
 		LeaseDuration: c.cfg.NodeMonitorGracePeriod,
 		RenewInterval: leaseRenew,
 		RunDuration:   c.cfg.RunDuration,
-		Runtime:       podRuntime{configFor: c.componentConfig, images: c.cfg.Images},
+		Runtime:       podRuntime{configFor: c.componentConfig, images: c.cfg.Images, api: c.api.proxy},
 		APIServer:     c.api.podAccess,
 	})
 	if err != nil {
