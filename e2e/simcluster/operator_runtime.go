@@ -20,6 +20,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 
@@ -147,7 +148,12 @@ func (r podRuntime) Run(ctx context.Context, c nodeagent.Container) error {
 	if !ok {
 		return fmt.Errorf("%s: command %q: the operator image has no such binary (allowed: %s)", c, c.Args[0], strings.Join(binaryNames(), ", "))
 	}
-	return run(ctx, r.configFor(name+"@"+c.Pod.Spec.NodeName, restConfig), c.Args[1:], c.Env)
+	// The binary's goroutines carry its name as ComponentLabel: a CPU profile of the process tells its CPU
+	// time (all its containers on all nodes) from the rest of the cluster's.
+	pprof.Do(ctx, pprof.Labels(ComponentLabel, name), func(ctx context.Context) {
+		err = run(ctx, r.configFor(name+"@"+c.Pod.Spec.NodeName, restConfig), c.Args[1:], c.Env)
+	})
+	return err
 }
 
 func binaryNames() []string {
