@@ -78,7 +78,7 @@ var Binaries = map[string]Binary{
 // imexNetwork is what the host's loopback network is to stand-in IMEX
 // daemons in processes of their own, for those of the simulated nodes, which
 // are goroutines of this process: their peer links and command-port queries
-// are in-memory connections with TCP's behaviour (a stopped or killed daemon's
+// are in-memory connections with TCP's behavior (a stopped or killed daemon's
 // peers read EOF at once; a dial to a daemon that is not listening is
 // refused), and cost no file descriptor (48 per node with TCP at 72 nodes
 // before, half of them these links; docs/benchmarks.md, "1,024 nodes"). Like

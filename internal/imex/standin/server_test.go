@@ -57,7 +57,7 @@ type node struct {
 }
 
 // networks are the networks an in-process stand-in runs on, by name: each
-// in-process test runs on both, so the in-memory one keeps TCP's behaviour.
+// in-process test runs on both, so the in-memory one keeps TCP's behavior.
 func networks() map[string]func() Network {
 	return map[string]func() Network{
 		"tcp":    func() Network { return TCP },
