@@ -135,7 +135,7 @@ func runFormation(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("start cluster: %w", err)
 	}
 	defer clustercli.StopQuietly(cluster)
-	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes (%s) ready in %.1fs\n", len(cluster.Nodes()), clustercli.DescribeNodes(cluster.Nodes()), time.Since(startedAt).Seconds())
+	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes (%s) ready in %.1fs, %s\n", len(cluster.Nodes()), clustercli.DescribeNodes(cluster.Nodes()), time.Since(startedAt).Seconds(), clustercli.Footprint(len(cluster.Nodes())))
 
 	b := formationBench{client: cluster.Client(), counter: counter, nodes: *domainNodes, timeout: *formationTimeout, audit: cluster.AuditedWrites}
 	if b.dyn, err = dynamic.NewForConfig(cluster.RESTConfig()); err != nil {
