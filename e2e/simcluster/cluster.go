@@ -330,7 +330,7 @@ func (c *Cluster) startNode(ctx, runCtx context.Context, spec topology.NodeSpec,
 		LeaseDuration: c.cfg.NodeMonitorGracePeriod,
 		RenewInterval: leaseRenew,
 		RunDuration:   c.cfg.RunDuration,
-		Runtime:       podRuntime{configFor: c.componentConfig, images: c.cfg.Images},
+		Runtime:       podRuntime{configFor: c.componentConfig, images: c.cfg.Images, api: c.api.proxy},
 		APIServer:     c.api.podAccess,
 	})
 	if err != nil {
@@ -381,10 +381,14 @@ func checkSocketPaths(paths nodeagent.Paths, driver string) error {
 }
 
 // waitForDevices waits until every node has a ResourceSlice of each DRA
-// driver and every node is Ready.
+// driver and every node is Ready. Listing every slice costs the API server:
+// a large cluster is polled less often, and given longer (1,026 nodes on 2
+// busy cores needed more than 2 minutes after their agents were up).
 func (c *Cluster) waitForDevices(ctx context.Context) error {
 	want := len(c.nodes)
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	interval := 100 * time.Millisecond * time.Duration(max(1, want/64))
+	timeout := 2*time.Minute + time.Duration(want)*300*time.Millisecond
+	return wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		// A control-plane component that ended (kube-scheduler, kube-controller-manager) says why at once,
 		// instead of as a timeout.
 		for _, comp := range c.components {

@@ -38,7 +38,13 @@
 //     configuration of its pod's node-bound service account token, so the
 //     chart's RBAC and admission policies apply. The chart's long-lived IMEX
 //     daemon pods are of the same image; their daemon runs a stand-in IMEX
-//     with real TCP peers. Other images stay simulated (Config.Images
+//     whose peer links and command port are in-memory connections with TCP's
+//     behavior (standin.MemoryNetwork: one per process, as the loopback
+//     network is), so a node costs no file descriptor per clique peer. The
+//     pods reach the API server through a relay that CutAPIServer can take
+//     away; their clients dial it in-process (one client-go transport per
+//     container), and only the relay's link to the API server is a socket.
+//     Other images stay simulated (Config.Images
 //     adds in-process runners). Config.NodeComponents (the test driver)
 //     replace the chart's GPU plugin. The webhook (chart value
 //     webhook.enabled) runs from its pod too: the API server's egress

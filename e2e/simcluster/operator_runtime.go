@@ -20,10 +20,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 
 	cdcontroller "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-controller/app"
 	cddaemon "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-daemon/app"
@@ -65,12 +68,23 @@ var Binaries = map[string]Binary{
 	"compute-domain-controller": func(ctx context.Context, cfg *rest.Config, args []string, _ map[string]string) error {
 		return cdcontroller.RunWithConfig(ctx, cfg, args)
 	},
-	// The IMEX daemon supervises the stand-in IMEX (real TCP peers) in its
-	// own process instead of nvidia-imex.
+	// The IMEX daemon supervises the stand-in IMEX in its own process
+	// instead of nvidia-imex, on imexNetwork.
 	"compute-domain-daemon": func(ctx context.Context, cfg *rest.Config, args []string, env map[string]string) error {
-		return cddaemon.RunWithConfig(ctx, cfg, args, env, cddaemon.WithIMEX(standin.InProcess))
+		return cddaemon.RunWithConfig(ctx, cfg, args, env, cddaemon.WithIMEX(standin.InProcessOn(imexNetwork)))
 	},
 }
+
+// imexNetwork is what the host's loopback network is to stand-in IMEX
+// daemons in processes of their own, for those of the simulated nodes, which
+// are goroutines of this process: their peer links and command-port queries
+// are in-memory connections with TCP's behavior (a stopped or killed daemon's
+// peers read EOF at once; a dial to a daemon that is not listening is
+// refused), and cost no file descriptor (48 per node with TCP at 72 nodes
+// before, half of them these links; docs/benchmarks.md, "1,024 nodes"). Like
+// the loopback network it is one per process; clusters in one process take
+// distinct address blocks. The stand-in binary (cmd/imex-standin) keeps TCP.
+var imexNetwork = standin.NewMemoryNetwork()
 
 // ImageRunner runs a container of another image in-process (Config.Images).
 type ImageRunner func(ctx context.Context, restConfig *rest.Config, c nodeagent.Container) error
@@ -83,6 +97,14 @@ type podRuntime struct {
 	// configuration, by "<binary or container>@<node>".
 	configFor func(component string, cfg *rest.Config) *rest.Config
 	images    map[string]ImageRunner
+	// api is the relay the pods reach the API server through (nil: over the network).
+	api apiDialer
+}
+
+// apiDialer connects a pod's client to the API server relay in-process.
+type apiDialer interface {
+	Addr() string
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 func imageRepository(image string) string {
@@ -107,7 +129,14 @@ func (r podRuntime) Run(ctx context.Context, c nodeagent.Container) error {
 	if err := os.MkdirAll(c.NodeRoot, 0o750); err != nil {
 		return err
 	}
-	restConfig := inClusterConfig(c)
+	restConfig, err := inClusterConfig(c, r.api)
+	if err != nil {
+		return fmt.Errorf("%s: client configuration: %w", c, err)
+	}
+	if restConfig.Transport != nil {
+		// A process's connections end with it.
+		defer utilnet.CloseIdleConnectionsFor(restConfig.Transport)
+	}
 	if run, ok := r.images[c.Container.Image]; ok {
 		return run(ctx, r.configFor(c.Container.Name+"@"+c.Pod.Spec.NodeName, restConfig), c)
 	}
@@ -119,7 +148,12 @@ func (r podRuntime) Run(ctx context.Context, c nodeagent.Container) error {
 	if !ok {
 		return fmt.Errorf("%s: command %q: the operator image has no such binary (allowed: %s)", c, c.Args[0], strings.Join(binaryNames(), ", "))
 	}
-	return run(ctx, r.configFor(name+"@"+c.Pod.Spec.NodeName, restConfig), c.Args[1:], c.Env)
+	// The binary's goroutines carry its name as ComponentLabel: a CPU profile of the process tells its CPU
+	// time (all its containers on all nodes) from the rest of the cluster's.
+	pprof.Do(ctx, pprof.Labels(ComponentLabel, name), func(ctx context.Context) {
+		err = run(ctx, r.configFor(name+"@"+c.Pod.Spec.NodeName, restConfig), c.Args[1:], c.Env)
+	})
+	return err
 }
 
 func binaryNames() []string {
@@ -138,19 +172,38 @@ func binaryNames() []string {
 // false, as the chart's webhook has without webhook.podGroups) runs as in a
 // real pod: a binary that never calls the API server works, and each call of
 // one that does fails naming the token file that is not there.
-func inClusterConfig(c nodeagent.Container) *rest.Config {
+//
+// When the address is the relay's (api), the container's clients share one
+// transport of their own, client-go's (TLS with the mount's CA, HTTP/2,
+// its timeouts), that dials the relay in-process: one connection per
+// container, as a real container's clients share client-go's cached
+// transport and its connection.
+func inClusterConfig(c nodeagent.Container, api apiDialer) (*rest.Config, error) {
 	host, port := c.Env["KUBERNETES_SERVICE_HOST"], c.Env["KUBERNETES_SERVICE_PORT"]
 	if host == "" || port == "" {
 		host, port = "kubernetes.default.svc", "443"
 	}
-	cfg := &rest.Config{Host: "https://" + net.JoinHostPort(host, port)}
+	address := net.JoinHostPort(host, port)
+	cfg := &rest.Config{Host: "https://" + address}
 	if dir, ok := c.Mounts[nodeagent.ServiceAccountMountPath]; ok {
 		cfg.BearerTokenFile = filepath.Join(dir, "token")
-		cfg.TLSClientConfig = rest.TLSClientConfig{CAFile: filepath.Join(dir, "ca.crt")}
-		return cfg
+		tlsConfig := rest.TLSClientConfig{CAFile: filepath.Join(dir, "ca.crt")}
+		if api == nil || api.Addr() != address {
+			cfg.TLSClientConfig = tlsConfig
+			return cfg, nil
+		}
+		rt, err := transport.New(&transport.Config{
+			TLS:        transport.TLSConfig{CAFile: tlsConfig.CAFile},
+			DialHolder: &transport.DialHolder{Dial: api.DialContext},
+		})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Transport = rt
+		return cfg, nil
 	}
 	// No mount: the token's path in the container's view, where nothing is.
 	cfg.BearerTokenFile = filepath.Join(c.NodeRoot, "no-service-account-token", "token")
 	cfg.Insecure = true
-	return cfg
+	return cfg, nil
 }

@@ -35,7 +35,10 @@ func TestAContainerWithoutATokenRunsAndCannotCallTheAPIServer(t *testing.T) {
 	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { calls++ }))
 	defer api.Close()
 	host, port, _ := strings.Cut(strings.TrimPrefix(api.URL, "https://"), ":")
-	cfg := inClusterConfig(nodeagent.Container{NodeRoot: t.TempDir(), Env: map[string]string{"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port}})
+	cfg, err := inClusterConfig(nodeagent.Container{NodeRoot: t.TempDir(), Env: map[string]string{"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// client-go reads the token file when the client is built, as rest.InClusterConfig does at start.
 	client, err := kubernetes.NewForConfig(cfg)
 	if err == nil {

@@ -43,6 +43,7 @@ func schedulerFlags(kubeconfig string) []string {
 // ComponentLabel is the pprof label key on the goroutines of a simulated control-plane component, and
 // SchedulerLabel its value on the kube-scheduler's: a CPU profile of the process then tells the
 // scheduler's CPU time from the rest of the cluster's (every goroutine it starts inherits the label).
+// The operator's binaries that the nodes run carry their binary's name (ControllerComponent, ...).
 const (
 	ComponentLabel = "simcluster.component"
 	SchedulerLabel = "kube-scheduler"

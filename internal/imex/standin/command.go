@@ -78,9 +78,14 @@ func serveCommands(ctx context.Context, ln net.Listener, s *Server) {
 }
 
 // Query asks the daemon at the command address whether it is ready and
-// returns its answer (READY or NOT_READY).
+// returns its answer (READY or NOT_READY), over TCP.
 func Query(ctx context.Context, cmdAddress string) (string, error) {
-	lines, err := request(ctx, cmdAddress, CmdQuery, false)
+	return QueryOn(ctx, TCP, cmdAddress)
+}
+
+// QueryOn is Query over network.
+func QueryOn(ctx context.Context, network Network, cmdAddress string) (string, error) {
+	lines, err := request(ctx, network, cmdAddress, CmdQuery, false)
 	if err != nil {
 		return "", err
 	}
@@ -90,18 +95,24 @@ func Query(ctx context.Context, cmdAddress string) (string, error) {
 	return lines[0], nil
 }
 
-// QueryPeers asks the daemon at the command address for its peers.
+// QueryPeers asks the daemon at the command address for its peers, over TCP.
 func QueryPeers(ctx context.Context, cmdAddress string) ([]imex.PeerStatus, error) {
-	lines, err := request(ctx, cmdAddress, CmdPeers, true)
+	return QueryPeersOn(ctx, TCP, cmdAddress)
+}
+
+// QueryPeersOn is QueryPeers over network.
+func QueryPeersOn(ctx context.Context, network Network, cmdAddress string) ([]imex.PeerStatus, error) {
+	lines, err := request(ctx, network, cmdAddress, CmdPeers, true)
 	if err != nil {
 		return nil, err
 	}
 	return imex.ParsePeerTable(strings.Join(lines, "\n"))
 }
 
-func request(ctx context.Context, cmdAddress, cmd string, untilEnd bool) ([]string, error) {
-	d := net.Dialer{Timeout: commandTimeout}
-	conn, err := d.DialContext(ctx, "tcp", cmdAddress)
+func request(ctx context.Context, network Network, cmdAddress, cmd string, untilEnd bool) ([]string, error) {
+	dialCtx, cancel := context.WithTimeout(ctx, commandTimeout)
+	conn, err := network.Dial(dialCtx, "", cmdAddress)
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", strings.ToLower(cmd), cmdAddress, err)
 	}

@@ -24,12 +24,13 @@
 // SIGHUP makes the daemon re-read the nodes file without restarting.
 //
 // What it does is real networking, so peer loss is observable:
-//   - it listens on SERVER_BIND_IP:SERVER_PORT (50000) for its peers and opens a
-//     TCP connection to every other address of the nodes file on the same port,
-//     from its own address (each simulated node has its own loopback address,
-//     127.0.x.y); a connection is "connected" once the peer answered the
-//     handshake and stays so until the peer closes it (a killed peer's kernel
-//     closes its sockets, so the loss is seen at once);
+//   - it listens on SERVER_BIND_IP:SERVER_PORT (50000) for its peers and holds
+//     one TCP connection with every other address of the nodes file on the
+//     same port (the lower address dials, from its own address: each
+//     simulated node has its own loopback address, 127.0.x.y); a peer is
+//     "connected" once the handshake is done and stays so until either side
+//     closes the connection (a killed peer's kernel closes its sockets, so the
+//     loss is seen at once);
 //   - it answers on IMEX_CMD_BIND_INTERFACE_IP:IMEX_CMD_PORT (50005) a
 //     line protocol: "QUERY" → "READY" only while it listens for peers
 //     ("NOT_READY" otherwise), "PEERS" → one "<address> CONNECTED|DISCONNECTED"
@@ -40,5 +41,9 @@
 // command address from the config file given with -c. [Run] is the whole
 // command. A simulator runs many stand-ins in one process with [InProcess]:
 // an imex.Starter that runs the daemon as a goroutine and an imex.Prober that
-// asks its command port directly.
+// asks its command port directly. [InProcessOn] runs them on a [Network] of
+// the caller's: a [MemoryNetwork] gives the same protocol and the same
+// behavior on loss (EOF at once, refused dials) without a file descriptor
+// per link, which is what lets the simulator run a thousand nodes in one
+// process; the binary always uses [TCP].
 package standin

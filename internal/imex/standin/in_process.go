@@ -22,25 +22,38 @@ import (
 )
 
 // InProcess returns the IMEX starter and prober of a simulated node that
-// runs in one process with others: the stand-in as a goroutine, asked
+// runs in one process with others: the stand-in as a goroutine on TCP, asked
 // directly on its command port at ipAddress. configPath is unused (the
 // starter is handed it on each start).
-func InProcess(ipAddress, _ string) (imex.Starter, imex.Prober) {
-	return InProcessStarter{}, NewCommandPortProber(ipAddress)
+func InProcess(ipAddress, configPath string) (imex.Starter, imex.Prober) {
+	return InProcessOn(TCP)(ipAddress, configPath)
+}
+
+// InProcessOn is InProcess on network: with a [MemoryNetwork] shared by all
+// the stand-ins of a process, their links and queries cost no file
+// descriptor.
+func InProcessOn(network Network) func(ipAddress, configPath string) (imex.Starter, imex.Prober) {
+	return func(ipAddress, _ string) (imex.Starter, imex.Prober) {
+		prober := NewCommandPortProber(ipAddress)
+		prober.Network = network
+		return InProcessStarter{Network: network}, prober
+	}
 }
 
 // InProcessStarter runs the stand-in as a goroutine, for simulated nodes that
-// share one process. It speaks the same network protocol as the stand-in
-// binary.
-type InProcessStarter struct{}
+// share one process. It speaks the same protocol as the stand-in binary.
+type InProcessStarter struct {
+	// Network is where the stand-ins listen and dial; nil is TCP.
+	Network Network
+}
 
 // Start implements imex.Starter.
-func (InProcessStarter) Start(ctx context.Context, configPath string) (imex.Process, error) {
+func (s InProcessStarter) Start(ctx context.Context, configPath string) (imex.Process, error) {
 	cfg, err := imex.LoadConfig(configPath)
 	if err != nil {
 		return nil, err
 	}
-	srv := NewServer(cfg)
+	srv := NewServer(cfg, orTCP(s.Network))
 	// The process outlives nothing but its own Stop: the supervisor stops it
 	// explicitly when its context ends.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -26,21 +26,24 @@ import (
 // query process (for simulated nodes in one process).
 type CommandPortProber struct {
 	CmdAddress string
+	// Network is the stand-in's network; nil is TCP.
+	Network Network
 }
 
 // NewCommandPortProber returns a prober for the stand-in listening on
-// ipAddress with the default command port.
+// ipAddress with the default command port, over TCP.
 func NewCommandPortProber(ipAddress string) CommandPortProber {
 	return CommandPortProber{CmdAddress: net.JoinHostPort(ipAddress, strconv.Itoa(imex.CommandPort))}
 }
 
 // Probe implements imex.Prober. No answer means not ready.
 func (p CommandPortProber) Probe(ctx context.Context) (imex.State, error) {
-	answer, err := Query(ctx, p.CmdAddress)
+	network := orTCP(p.Network)
+	answer, err := QueryOn(ctx, network, p.CmdAddress)
 	if err != nil || answer != imex.AnswerReady {
 		return imex.State{}, nil
 	}
-	peers, err := QueryPeers(ctx, p.CmdAddress)
+	peers, err := QueryPeersOn(ctx, network, p.CmdAddress)
 	if err != nil {
 		return imex.State{}, nil
 	}

@@ -118,7 +118,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, handleSignals boo
 }
 
 func runDaemon(ctx context.Context, cfg imex.Config, handleSignals bool) error {
-	srv := NewServer(cfg)
+	srv := NewServer(cfg, TCP)
 	if handleSignals {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)

@@ -46,8 +46,9 @@ const (
 
 // Server is one stand-in IMEX daemon.
 type Server struct {
-	cfg    imex.Config
-	reload chan struct{}
+	cfg     imex.Config
+	network Network
+	reload  chan struct{}
 
 	mu        sync.Mutex
 	listening bool
@@ -70,10 +71,12 @@ func dials(self, addr string) bool {
 	return a.Less(b)
 }
 
-// NewServer returns a daemon for cfg; Run starts it.
-func NewServer(cfg imex.Config) *Server {
+// NewServer returns a daemon for cfg on network (TCP for a process of its
+// own); Run starts it.
+func NewServer(cfg imex.Config, network Network) *Server {
 	return &Server{
 		cfg:         cfg,
+		network:     network,
 		reload:      make(chan struct{}, 1),
 		peers:       map[string]*peerLink{},
 		inbound:     map[net.Conn]struct{}{},
@@ -120,12 +123,11 @@ func (s *Server) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	var lc net.ListenConfig
-	peerLn, err := lc.Listen(ctx, "tcp", s.cfg.PeerAddress())
+	peerLn, err := s.network.Listen(ctx, s.cfg.PeerAddress())
 	if err != nil {
 		return fmt.Errorf("listen for peers: %w", err)
 	}
-	cmdLn, err := lc.Listen(ctx, "tcp", s.cfg.CmdAddress())
+	cmdLn, err := s.network.Listen(ctx, s.cfg.CmdAddress())
 	if err != nil {
 		_ = peerLn.Close()
 		return fmt.Errorf("listen for commands: %w", err)
@@ -195,7 +197,7 @@ func (s *Server) applyNodesFile(ctx context.Context) error {
 		if _, ok := s.peers[addr]; !ok {
 			var link *peerLink
 			if dials(s.cfg.BindIP, addr) {
-				link = startPeerLink(ctx, s.cfg, addr)
+				link = startPeerLink(ctx, s.network, s.cfg, addr)
 			}
 			s.peers[addr] = link
 		}
@@ -288,12 +290,12 @@ type peerLink struct {
 	connected bool
 }
 
-func startPeerLink(parent context.Context, cfg imex.Config, addr string) *peerLink {
+func startPeerLink(parent context.Context, network Network, cfg imex.Config, addr string) *peerLink {
 	ctx, cancel := context.WithCancel(parent)
 	l := &peerLink{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
-		l.run(ctx, cfg, addr)
+		l.run(ctx, network, cfg, addr)
 	}()
 	return l
 }
@@ -318,15 +320,11 @@ func (l *peerLink) setConnected(v bool) {
 	l.mu.Unlock()
 }
 
-func (l *peerLink) run(ctx context.Context, cfg imex.Config, addr string) {
+func (l *peerLink) run(ctx context.Context, network Network, cfg imex.Config, addr string) {
 	logger := klog.FromContext(ctx).WithValues("peer", addr)
-	dialer := net.Dialer{Timeout: handshakeTimeout}
-	if cfg.BindIP != "" {
-		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(cfg.BindIP)}
-	}
 	target := net.JoinHostPort(addr, fmt.Sprint(cfg.ServerPort))
 	for ctx.Err() == nil {
-		handshook, err := l.connectOnce(ctx, &dialer, target, cfg.BindIP)
+		handshook, err := l.connectOnce(ctx, network, target, cfg.BindIP)
 		if handshook && ctx.Err() == nil {
 			logger.Info("Lost connection to peer", "err", err)
 		}
@@ -339,8 +337,10 @@ func (l *peerLink) run(ctx context.Context, cfg imex.Config, addr string) {
 
 // connectOnce dials, handshakes and then blocks until the connection breaks
 // or ctx ends. handshook tells whether the peer was connected in between.
-func (l *peerLink) connectOnce(ctx context.Context, dialer *net.Dialer, target, self string) (handshook bool, err error) {
-	conn, err := dialer.DialContext(ctx, "tcp", target)
+func (l *peerLink) connectOnce(ctx context.Context, network Network, target, self string) (handshook bool, err error) {
+	dialCtx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	conn, err := network.Dial(dialCtx, self, target)
+	cancel()
 	if err != nil {
 		return false, err
 	}

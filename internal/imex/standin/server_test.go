@@ -52,11 +52,30 @@ const (
 type node struct {
 	ip, configPath, nodesPath string
 	cfg                       imex.Config
+	// network is where its in-process stand-in listens and dials.
+	network Network
+}
+
+// networks are the networks an in-process stand-in runs on, by name: each
+// in-process test runs on both, so the in-memory one keeps TCP's behavior.
+func networks() map[string]func() Network {
+	return map[string]func() Network{
+		"tcp":    func() Network { return TCP },
+		"memory": func() Network { return NewMemoryNetwork() },
+	}
+}
+
+// onEveryNetwork runs test as a subtest per network.
+func onEveryNetwork(t *testing.T, test func(t *testing.T, network Network)) {
+	for name, network := range networks() {
+		t.Run(name, func(t *testing.T) { test(t, network()) })
+	}
 }
 
 // makeNodes gives n nodes addresses 127.a.b.1..n in a random /24, so parallel
-// test runs on one machine do not collide on port 50000.
-func makeNodes(t *testing.T, n int) []node {
+// test runs on one machine do not collide on port 50000; their in-process
+// stand-ins run on network.
+func makeNodes(t *testing.T, n int, network Network) []node {
 	t.Helper()
 	a, b := 10+rand.IntN(240), 1+rand.IntN(250)
 	dir := t.TempDir()
@@ -66,7 +85,7 @@ func makeNodes(t *testing.T, n int) []node {
 		all = append(all, fmt.Sprintf("127.%d.%d.%d", a, b, i+1))
 	}
 	for i, ip := range all {
-		nd := node{ip: ip, configPath: filepath.Join(dir, fmt.Sprintf("config-%d.cfg", i)), nodesPath: filepath.Join(dir, fmt.Sprintf("nodes-%d.cfg", i))}
+		nd := node{ip: ip, network: network, configPath: filepath.Join(dir, fmt.Sprintf("config-%d.cfg", i)), nodesPath: filepath.Join(dir, fmt.Sprintf("nodes-%d.cfg", i))}
 		cfgText := fmt.Sprintf("SERVER_BIND_IP=%s\nSERVER_PORT=%d\nIMEX_CMD_BIND_INTERFACE_IP=%s\nIMEX_CMD_PORT=%d\nIMEX_NODE_CONFIG_FILE=%s\n",
 			ip, imex.ServerPort, ip, imex.CommandPort, nd.nodesPath)
 		writeFile(t, nd.configPath, cfgText)
@@ -91,7 +110,7 @@ func writeFile(t *testing.T, path, content string) {
 func startInProcess(t *testing.T, nd node) (*Server, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := NewServer(nd.cfg)
+	srv := NewServer(nd.cfg, nd.network)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	t.Cleanup(func() {
@@ -119,7 +138,7 @@ func peersOf(t *testing.T, nd node) map[string]imex.PeerState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	list, err := QueryPeers(ctx, nd.cfg.CmdAddress())
+	list, err := QueryPeersOn(ctx, nd.network, nd.cfg.CmdAddress())
 	if err != nil {
 		return nil
 	}
@@ -161,72 +180,78 @@ func waitForFullMesh(t *testing.T, nodes []node) {
 }
 
 func TestThreePeersConnectAndSeeALoss(t *testing.T) {
-	nodes := makeNodes(t, 3)
-	var cancels []context.CancelFunc
-	for _, nd := range nodes {
-		_, cancel := startInProcess(t, nd)
-		cancels = append(cancels, cancel)
-	}
-	waitForFullMesh(t, nodes)
-
-	cancels[2]()
-
-	for _, nd := range nodes[:2] {
-		other := nodes[0].ip
-		if nd.ip == other {
-			other = nodes[1].ip
+	onEveryNetwork(t, func(t *testing.T, network Network) {
+		nodes := makeNodes(t, 3, network)
+		var cancels []context.CancelFunc
+		for _, nd := range nodes {
+			_, cancel := startInProcess(t, nd)
+			cancels = append(cancels, cancel)
 		}
-		waitForPeers(t, nd, map[string]imex.PeerState{other: imex.PeerConnected, nodes[2].ip: imex.PeerDisconnected})
-	}
+		waitForFullMesh(t, nodes)
+
+		cancels[2]()
+
+		for _, nd := range nodes[:2] {
+			other := nodes[0].ip
+			if nd.ip == other {
+				other = nodes[1].ip
+			}
+			waitForPeers(t, nd, map[string]imex.PeerState{other: imex.PeerConnected, nodes[2].ip: imex.PeerDisconnected})
+		}
+	})
 }
 
 func TestReadyOnlyWhileListening(t *testing.T) {
-	nodes := makeNodes(t, 1)
-	ctx := context.Background()
-	if _, err := Query(ctx, nodes[0].cfg.CmdAddress()); err == nil {
-		t.Fatal("query answered before any daemon ran")
-	}
-	srv, cancel := startInProcess(t, nodes[0])
-	got, err := Query(ctx, nodes[0].cfg.CmdAddress())
-	if err != nil || got != imex.AnswerReady {
-		t.Fatalf("query = %q, %v; want %q", got, err, imex.AnswerReady)
-	}
-	cancel()
-	waitFor(t, "daemon to stop listening", func() bool { return !srv.Ready() })
-	waitFor(t, "command port to close", func() bool {
-		_, err := Query(ctx, nodes[0].cfg.CmdAddress())
-		return err != nil
+	onEveryNetwork(t, func(t *testing.T, network Network) {
+		nodes := makeNodes(t, 1, network)
+		ctx := context.Background()
+		if _, err := QueryOn(ctx, network, nodes[0].cfg.CmdAddress()); err == nil {
+			t.Fatal("query answered before any daemon ran")
+		}
+		srv, cancel := startInProcess(t, nodes[0])
+		got, err := QueryOn(ctx, network, nodes[0].cfg.CmdAddress())
+		if err != nil || got != imex.AnswerReady {
+			t.Fatalf("query = %q, %v; want %q", got, err, imex.AnswerReady)
+		}
+		cancel()
+		waitFor(t, "daemon to stop listening", func() bool { return !srv.Ready() })
+		waitFor(t, "command port to close", func() bool {
+			_, err := QueryOn(ctx, network, nodes[0].cfg.CmdAddress())
+			return err != nil
+		})
 	})
 }
 
 func TestReloadChangesPeersWithoutDroppingKeptOnes(t *testing.T) {
-	nodes := makeNodes(t, 3)
-	// Node 0 starts knowing only node 1.
-	writeFile(t, nodes[0].nodesPath, nodes[0].ip+"\n"+nodes[1].ip+"\n")
-	srv0, _ := startInProcess(t, nodes[0])
-	for _, nd := range nodes[1:] {
-		startInProcess(t, nd)
-	}
-	waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[1].ip: imex.PeerConnected})
-	before := srv0.peers[nodes[1].ip]
+	onEveryNetwork(t, func(t *testing.T, network Network) {
+		nodes := makeNodes(t, 3, network)
+		// Node 0 starts knowing only node 1.
+		writeFile(t, nodes[0].nodesPath, nodes[0].ip+"\n"+nodes[1].ip+"\n")
+		srv0, _ := startInProcess(t, nodes[0])
+		for _, nd := range nodes[1:] {
+			startInProcess(t, nd)
+		}
+		waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[1].ip: imex.PeerConnected})
+		before := srv0.peers[nodes[1].ip]
 
-	writeFile(t, nodes[0].nodesPath, strings.Join([]string{nodes[0].ip, nodes[1].ip, nodes[2].ip}, "\n"))
-	srv0.Reload()
-	waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[1].ip: imex.PeerConnected, nodes[2].ip: imex.PeerConnected})
-	srv0.mu.Lock()
-	kept := srv0.peers[nodes[1].ip] == before
-	srv0.mu.Unlock()
-	if !kept {
-		t.Error("reload replaced the link to an unchanged peer")
-	}
+		writeFile(t, nodes[0].nodesPath, strings.Join([]string{nodes[0].ip, nodes[1].ip, nodes[2].ip}, "\n"))
+		srv0.Reload()
+		waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[1].ip: imex.PeerConnected, nodes[2].ip: imex.PeerConnected})
+		srv0.mu.Lock()
+		kept := srv0.peers[nodes[1].ip] == before
+		srv0.mu.Unlock()
+		if !kept {
+			t.Error("reload replaced the link to an unchanged peer")
+		}
 
-	writeFile(t, nodes[0].nodesPath, nodes[0].ip+"\n"+nodes[2].ip+"\n")
-	srv0.Reload()
-	waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[2].ip: imex.PeerConnected})
+		writeFile(t, nodes[0].nodesPath, nodes[0].ip+"\n"+nodes[2].ip+"\n")
+		srv0.Reload()
+		waitForPeers(t, nodes[0], map[string]imex.PeerState{nodes[2].ip: imex.PeerConnected})
+	})
 }
 
 func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
-	nodes := makeNodes(t, 3)
+	nodes := makeNodes(t, 3, TCP)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -278,35 +303,37 @@ func TestKilledProcessIsSeenByItsPeersAndSIGHUPReloads(t *testing.T) {
 // and losing the node that dials every link is seen by all its peers at once, as is losing the one that
 // dials none.
 func TestOneLinkPerPairAndTheDialersLossIsSeen(t *testing.T) {
-	nodes := makeNodes(t, 4)
-	var servers []*Server
-	var cancels []context.CancelFunc
-	for _, nd := range nodes {
-		srv, cancel := startInProcess(t, nd)
-		servers = append(servers, srv)
-		cancels = append(cancels, cancel)
-	}
-	waitForFullMesh(t, nodes)
-	inbound := func(s *Server) int {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.inbound)
-	}
-	for i, srv := range servers {
-		// Node i is dialed by the i nodes of lower address and dials the others.
-		waitFor(t, fmt.Sprintf("node %s holding %d inbound links", nodes[i].ip, i), func() bool { return inbound(srv) == i })
-	}
-
-	cancels[0]() // the lowest address: the dialer of each of its links
-	for _, nd := range nodes[1:] {
-		want := map[string]imex.PeerState{nodes[0].ip: imex.PeerDisconnected}
-		for _, other := range nodes[1:] {
-			if other.ip != nd.ip {
-				want[other.ip] = imex.PeerConnected
-			}
+	onEveryNetwork(t, func(t *testing.T, network Network) {
+		nodes := makeNodes(t, 4, network)
+		var servers []*Server
+		var cancels []context.CancelFunc
+		for _, nd := range nodes {
+			srv, cancel := startInProcess(t, nd)
+			servers = append(servers, srv)
+			cancels = append(cancels, cancel)
 		}
-		waitForPeers(t, nd, want)
-	}
+		waitForFullMesh(t, nodes)
+		inbound := func(s *Server) int {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return len(s.inbound)
+		}
+		for i, srv := range servers {
+			// Node i is dialed by the i nodes of lower address and dials the others.
+			waitFor(t, fmt.Sprintf("node %s holding %d inbound links", nodes[i].ip, i), func() bool { return inbound(srv) == i })
+		}
+
+		cancels[0]() // the lowest address: the dialer of each of its links
+		for _, nd := range nodes[1:] {
+			want := map[string]imex.PeerState{nodes[0].ip: imex.PeerDisconnected}
+			for _, other := range nodes[1:] {
+				if other.ip != nd.ip {
+					want[other.ip] = imex.PeerConnected
+				}
+			}
+			waitForPeers(t, nd, want)
+		}
+	})
 }
 
 // TestHelpPrintsUsageAndSucceeds: `imex-standin --help` (as `docker run IMAGE imex-standin --help` runs it) prints

@@ -15,6 +15,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/pprof/profile"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -63,6 +65,9 @@ type formationRun struct {
 	// audited are our components' writes as the API server's audit log shows them, from the domain's
 	// creation until formation.
 	audited []simcluster.AuditedWrite
+	// controllerCPU is the ComputeDomain controller's CPU time from the Job's creation until formation (the
+	// samples of a CPU profile on the goroutines labeled with its binary's name).
+	controllerCPU time.Duration
 }
 
 // auditedWrites counts the audited writes, and the 409 and 429 answers among them.
@@ -130,7 +135,7 @@ func runFormation(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("start cluster: %w", err)
 	}
 	defer clustercli.StopQuietly(cluster)
-	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes (%s) ready in %.1fs\n", len(cluster.Nodes()), clustercli.DescribeNodes(cluster.Nodes()), time.Since(startedAt).Seconds())
+	_, _ = fmt.Fprintf(stderr, "cluster of %d nodes (%s) ready in %.1fs, %s\n", len(cluster.Nodes()), clustercli.DescribeNodes(cluster.Nodes()), time.Since(startedAt).Seconds(), clustercli.Footprint(len(cluster.Nodes())))
 
 	b := formationBench{client: cluster.Client(), counter: counter, nodes: *domainNodes, timeout: *formationTimeout, audit: cluster.AuditedWrites}
 	if b.dyn, err = dynamic.NewForConfig(cluster.RESTConfig()); err != nil {
@@ -149,13 +154,14 @@ func runFormation(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if _, err := b.client.ResourceV1().ResourceClaimTemplates(benchNamespace).Create(ctx, gpuClaimTemplate(), metav1.CreateOptions{}); err != nil {
 		return err
 	}
+	b.profile = &formationProfile{}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
 		defer func() { _ = f.Close() }()
-		b.profile = &formationProfile{out: f}
+		b.profile.out = f
 	}
 	var results []formationRun
 	for i := range *runs {
@@ -173,29 +179,35 @@ func runFormation(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
-// formationProfile profiles the first formation of the benchmark, from its Job's creation until the domain is
-// Ready and its pods run.
+// formationProfile profiles each formation of the benchmark, from its Job's creation until the domain is Ready
+// and its pods run: the controller's CPU time, and the first formation's profile in out (--cpuprofile).
 type formationProfile struct {
-	out           *os.File
-	started, done bool
+	out     *os.File
+	buf     bytes.Buffer
+	stopped int
 }
 
 func (p *formationProfile) start() error {
-	if p == nil || p.started {
-		return nil
-	}
-	p.started = true
-	if err := pprof.StartCPUProfile(p.out); err != nil {
-		return fmt.Errorf("--cpuprofile: %w", err)
+	p.buf.Reset()
+	if err := pprof.StartCPUProfile(&p.buf); err != nil {
+		return fmt.Errorf("CPU profile of the formation: %w", err)
 	}
 	return nil
 }
 
-func (p *formationProfile) stop() {
-	if p != nil && p.started && !p.done {
-		p.done = true
-		pprof.StopCPUProfile()
+// stop ends the profile and returns the controller's CPU time in it.
+func (p *formationProfile) stop() (time.Duration, error) {
+	pprof.StopCPUProfile()
+	if p.stopped++; p.stopped == 1 && p.out != nil {
+		if _, err := p.out.Write(p.buf.Bytes()); err != nil {
+			return 0, fmt.Errorf("--cpuprofile: %w", err)
+		}
 	}
+	prof, err := profile.Parse(bytes.NewReader(p.buf.Bytes()))
+	if err != nil {
+		return 0, fmt.Errorf("read the formation's CPU profile: %w", err)
+	}
+	return labeledCPU(prof, simcluster.ComponentLabel, simcluster.ControllerComponent)
 }
 
 type formationBench struct {
@@ -269,11 +281,15 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 		}
 		return r.toReady > 0 && r.toRunning > 0, nil
 	})
-	b.profile.stop()
+	var profErr error
+	r.controllerCPU, profErr = b.profile.stop()
 	r.counts = b.counter.snapshot()
 	var auditErr error
 	if r.audited, auditErr = b.audit(from, time.Now()); auditErr != nil {
 		return r, auditErr
+	}
+	if profErr != nil {
+		return r, profErr
 	}
 	if err != nil {
 		return r, fmt.Errorf("domain %s not formed within %s (Ready after %s, all pods Running after %s): %w\n%s",
@@ -418,10 +434,14 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 	_, _ = fmt.Fprintf(tw, "Job created → all pods bound to nodes\t%s\n", seconds(func(r formationRun) time.Duration { return r.toScheduled }))
 	_, _ = fmt.Fprintf(tw, "Job created → domain Ready\t%s\n", seconds(func(r formationRun) time.Duration { return r.toReady }))
 	_, _ = fmt.Fprintf(tw, "Job created → all pods Running\t%s\n", seconds(func(r formationRun) time.Duration { return r.toRunning }))
-	_, _ = fmt.Fprintf(tw, "last pod bound → all pods Running (target ≤ 5 s at 256 nodes)\t%s\n", seconds(func(r formationRun) time.Duration { return r.boundToRunning() }))
+	_, _ = fmt.Fprintf(tw, "last pod bound → all pods Running (target ≤ 5 s at 256 nodes, ≤ 10 s at 1,024)\t%s\n", seconds(func(r formationRun) time.Duration { return r.boundToRunning() }))
 	_, _ = fmt.Fprintf(tw, "pods that needed a prepare retry (target 0)\t%s\n", count(func(r formationRun) float64 { return float64(r.retried) }, "%.0f"))
 	_, _ = fmt.Fprintf(tw, "failed prepares (FailedPrepareDynamicResources events)\t%s\n", count(func(r formationRun) float64 { return float64(r.failedPrepares) }, "%.0f"))
 	_, _ = fmt.Fprintf(tw, "last pod bound → domain Ready (0: Ready before the last bind)\t%s\n", seconds(func(r formationRun) time.Duration { return r.boundToReady() }))
+	_, _ = fmt.Fprintf(tw, "controller CPU, Job created → formed\t%s\n", seconds(func(r formationRun) time.Duration { return r.controllerCPU }))
+	_, _ = fmt.Fprintf(tw, "controller CPU per node\t%s\n", count(func(r formationRun) float64 {
+		return float64(r.controllerCPU.Microseconds()) / 1000 / float64(nodes)
+	}, "%.2f ms"))
 	for _, kind := range kinds {
 		_, _ = fmt.Fprintf(tw, "API writes: %s\t%s\n", kind, count(func(r formationRun) float64 { return writesOf(r, kind) }, "%.0f"))
 	}
@@ -627,6 +647,8 @@ type formationPoint struct {
 	FailedPrepares int     `json:"failedPrepareEvents"`
 	WritesPerNode  float64 `json:"auditedWritesPerNode"`
 	ConflictsOr429 int     `json:"audited409or429"`
+	// ControllerCPU is absent in the files of runs before issue 27.
+	ControllerCPU float64 `json:"controllerCPUSeconds,omitempty"`
 }
 
 func writeFormationJSON(path string, runs []formationRun, nodes int, cf clustercli.Flags) error {
@@ -637,6 +659,7 @@ func writeFormationJSON(path string, runs []formationRun, nodes int, cf clusterc
 			Bound: r.toScheduled.Seconds(), Ready: r.toReady.Seconds(), Running: r.toRunning.Seconds(),
 			BoundToReady: r.boundToReady().Seconds(), BoundToRunning: r.boundToRunning().Seconds(),
 			Retried: r.retried, FailedPrepares: r.failedPrepares, WritesPerNode: float64(w) / float64(nodes), ConflictsOr429: c + t,
+			ControllerCPU: r.controllerCPU.Seconds(),
 		})
 	}
 	data, err := json.MarshalIndent(out, "", "  ")

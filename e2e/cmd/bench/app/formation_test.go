@@ -72,7 +72,10 @@ func TestBenchFormationRuns(t *testing.T) {
 	if limit := 2 + 16.0/8; run.WritesPerNode <= 0 || run.WritesPerNode > limit || run.ConflictsOr429 != 0 {
 		t.Errorf("%.2f audited writes per node, %d 409/429 answers; want (0, %.1f] and 0\n%s", run.WritesPerNode, run.ConflictsOr429, limit, out.String())
 	}
-	for _, row := range []string{"API writes per node, API server's audit log", "last pod bound → all pods Running", "pods that needed a prepare retry"} {
+	if run.ControllerCPU < 0 || run.ControllerCPU > run.Running {
+		t.Errorf("controller CPU %.3f s over a formation of %.3f s", run.ControllerCPU, run.Running)
+	}
+	for _, row := range []string{"API writes per node, API server's audit log", "last pod bound → all pods Running", "pods that needed a prepare retry", "controller CPU per node"} {
 		if !strings.Contains(out.String(), row) {
 			t.Errorf("the table has no row %q:\n%s", row, out.String())
 		}

@@ -62,8 +62,8 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := simcluster.WriteKubeconfig(simcluster.UserConfig(cluster.RESTConfig()), *kubeconfig); err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s); kubeconfig written to %s; Ctrl-C to stop\n",
-		time.Since(start).Seconds(), len(cluster.Nodes()), clustercli.DescribeNodes(cluster.Nodes()), *kubeconfig)
+	_, _ = fmt.Fprintf(stdout, "simcluster ready in %.1fs: %d nodes (%s), %s; kubeconfig written to %s; Ctrl-C to stop\n",
+		time.Since(start).Seconds(), len(cluster.Nodes()), clustercli.DescribeNodes(cluster.Nodes()), clustercli.Footprint(len(cluster.Nodes())), *kubeconfig)
 	install, err := describeInstall(ctx, cluster.Client())
 	if err != nil {
 		return err
