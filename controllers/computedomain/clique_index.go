@@ -48,7 +48,7 @@ func (x *cliqueIndex) watch(ctx context.Context, c ctrlcache.Cache) error {
 	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
 	inf, err := c.GetInformer(ctx, node)
 	if err != nil {
-		return fmt.Errorf("Node metadata informer: %w", err)
+		return fmt.Errorf("the Node metadata informer: %w", err)
 	}
 	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    x.observe,

@@ -92,31 +92,109 @@ func (a apfFigures) String() string {
 	return b.String()
 }
 
-// readAPF reads the API server's flow control metrics with the admin's config.
-func readAPF(ctx context.Context, admin *rest.Config) (apfFigures, error) {
+// apiServerFigures are what the API server's metrics say about the controller's requests.
+type apiServerFigures struct {
+	apf   apfFigures
+	calls callLatencies
+}
+
+// readAPIServer reads the API server's flow control and request latency metrics with the admin's config.
+func readAPIServer(ctx context.Context, admin *rest.Config) (apiServerFigures, error) {
+	var none apiServerFigures
 	hc, err := rest.HTTPClientFor(admin)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(admin.Host, "/")+"/metrics", nil)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("API server metrics: %w", err)
+		return none, fmt.Errorf("API server metrics: %w", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("API server metrics: HTTP %d: %s", resp.StatusCode, body)
+		return none, fmt.Errorf("API server metrics: HTTP %d: %s", resp.StatusCode, body)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("API server metrics: %w", err)
+		return none, fmt.Errorf("API server metrics: %w", err)
 	}
-	return apfFromMetrics(families), nil
+	return apiServerFigures{apf: apfFromMetrics(families), calls: controllerCallLatencies(families)}, nil
+}
+
+// controllerCall is a kind of API request that, in this benchmark, only the controller sends: the
+// benchmark's writer creates domains and claims and patches domains only in the steady phase, after the
+// latencies are read.
+type controllerCall struct{ verb, resource, subresource string }
+
+// controllerCalls are the requests a new domain's reconciles send one after another: the finalizer, the
+// live read before the workload claim template is created, the template, the status.
+var controllerCalls = []controllerCall{
+	{"PATCH", "computedomains", ""},
+	{"GET", "computedomains", ""},
+	{"POST", "resourceclaimtemplates", ""},
+	{"PATCH", "computedomains", "status"},
+}
+
+// callLatency is the API server's own latency of one controllerCall (apiserver_request_duration_seconds:
+// from the request's arrival to its response, queueing in priority and fairness included).
+type callLatency struct {
+	call     controllerCall
+	count    uint64
+	p50, p99 float64 // seconds, interpolated in the histogram's buckets
+}
+
+type callLatencies []callLatency
+
+func (c callLatencies) String() string {
+	var b strings.Builder
+	for _, l := range c {
+		name := l.call.verb + " " + l.call.resource
+		if l.call.subresource != "" {
+			name += "/" + l.call.subresource
+		}
+		fmt.Fprintf(&b, "  %-35s %5d requests, p50 %.1f ms, p99 %.1f ms\n", name, l.count, l.p50*1e3, l.p99*1e3)
+	}
+	return b.String()
+}
+
+// controllerCallLatencies sums apiserver_request_duration_seconds over every series of each controllerCall.
+func controllerCallLatencies(families map[string]*dto.MetricFamily) callLatencies {
+	var out callLatencies
+	for _, call := range controllerCalls {
+		var sum *dto.Histogram
+		for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
+			if labelValue(m, "verb") == call.verb && labelValue(m, "resource") == call.resource &&
+				labelValue(m, "subresource") == call.subresource {
+				sum = histogramSum(sum, m.GetHistogram())
+			}
+		}
+		if sum == nil {
+			continue
+		}
+		l := callLatency{call: call, count: sum.GetSampleCount()}
+		l.p50, _ = histogramQuantile(sum, 0.50)
+		l.p99, _ = histogramQuantile(sum, 0.99)
+		out = append(out, l)
+	}
+	return out
+}
+
+// histogramSum adds two histograms with the same buckets; a nil sum is the empty histogram.
+func histogramSum(sum, h *dto.Histogram) *dto.Histogram {
+	if sum == nil {
+		return histogramDelta(h, &dto.Histogram{})
+	}
+	out := &dto.Histogram{SampleCount: ptrTo(sum.GetSampleCount() + h.GetSampleCount())}
+	for i, b := range sum.GetBucket() {
+		out.Bucket = append(out.Bucket, &dto.Bucket{UpperBound: ptrTo(b.GetUpperBound()),
+			CumulativeCount: ptrTo(b.GetCumulativeCount() + h.GetBucket()[i].GetCumulativeCount())})
+	}
+	return out
 }
 
 // apfFromMetrics groups the flow control metrics by flow schema, leaving out the exempt one.

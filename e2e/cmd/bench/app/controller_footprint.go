@@ -43,8 +43,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -84,8 +82,9 @@ type footprint struct {
 	steadySettled        time.Duration
 	// requests are the controller's API requests by method (rest_client_requests_total), all phases.
 	requests map[string]int
-	// apf is what API Priority and Fairness did with the controller's requests, from the API server's metrics.
-	apf apfFigures
+	// apiServer is what API Priority and Fairness did with the controller's requests and how long the API
+	// server took for each of a new domain's calls, from the API server's metrics after the formation phase.
+	apiServer apiServerFigures
 }
 
 func runController(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -198,7 +197,7 @@ func measureFootprint(ctx context.Context, o footprintOptions, exe string, progr
 	if err := ctrl.read(&f); err != nil {
 		return footprint{}, err
 	}
-	if f.apf, err = readAPF(ctx, cfg); err != nil {
+	if f.apiServer, err = readAPIServer(ctx, cfg); err != nil {
 		return footprint{}, err
 	}
 	before, err := ctrl.histogram()
@@ -566,16 +565,6 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// writeKubeconfig writes cfg (envtest's admin configuration) as a kubeconfig for the child.
-func writeKubeconfig(cfg *rest.Config, path string) error {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["bench"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "bench"}
-	kc.CurrentContext = "bench"
-	return clientcmd.WriteToFile(*kc, path)
-}
-
 func printFootprint(w io.Writer, o footprintOptions, f footprint) {
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
 	_, _ = fmt.Fprintf(w, "\nComputeDomain controller footprint: %d domains over %d nodes (%d workload claims), %d namespaces\n\n", o.domains, o.nodes, o.domains*(o.nodes/o.domains), o.namespaces)
@@ -588,7 +577,8 @@ func printFootprint(w io.Writer, o footprintOptions, f footprint) {
 	_, _ = fmt.Fprintf(w, "objects written in       %.1f s\n", f.creating.Seconds())
 	_, _ = fmt.Fprintf(w, "settled after            %.1f s\n", f.settled.Seconds())
 	_, _ = fmt.Fprintf(w, "API requests             %s (client-side rate limit: the controller's --kube-api-qps and --kube-api-burst; flags: %s)\n", formatRequests(f.requests), strings.Join(o.controllerArgs, " "))
-	_, _ = fmt.Fprintf(w, "API priority and fairness (the controller as service account %s):\n%s", controllerUser, f.apf)
+	_, _ = fmt.Fprintf(w, "API priority and fairness (the controller as service account %s):\n%s", controllerUser, f.apiServer.apf)
+	_, _ = fmt.Fprintf(w, "API server latency of a new domain's calls, in the order a reconcile sends them (formation phase):\n%s", f.apiServer.calls)
 	_, _ = fmt.Fprintf(w, "steady phase (every domain touched once, nothing to change):\n")
 	_, _ = fmt.Fprintf(w, "  reconciles             %d\n", f.steadyReconciles)
 	_, _ = fmt.Fprintf(w, "  reconcile p50          %.1f ms\n", float64(f.steadyP50.Microseconds())/1e3)
