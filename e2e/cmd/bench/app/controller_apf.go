@@ -132,10 +132,10 @@ func readAPIServer(ctx context.Context, admin *rest.Config) (apiServerFigures, e
 type controllerCall struct{ verb, resource, subresource string }
 
 // controllerCalls are the requests a new domain's reconciles send one after another: the finalizer, the
-// live read before the workload claim template is created, the template, the status.
+// live read of the workload claim template before it is created, the template, the status.
 var controllerCalls = []controllerCall{
 	{"PATCH", "computedomains", ""},
-	{"GET", "computedomains", ""},
+	{"GET", "resourceclaimtemplates", ""},
 	{"POST", "resourceclaimtemplates", ""},
 	{"PATCH", "computedomains", "status"},
 }
