@@ -236,7 +236,11 @@ func newNode(ctx context.Context, t *testing.T, k kind, name string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.manager.Stop)
-	go nodeagent.WatchPlugins(ctx, n.reg, pluginwatcherapi.DRAPlugin, n.manager.GetWatcherHandler())
+	go func() {
+		if err := nodeagent.WatchPlugins(ctx, n.reg, pluginwatcherapi.DRAPlugin, n.manager.GetWatcherHandler()); err != nil {
+			logger.Error(err, "Plugin registration stopped", "node", name)
+		}
+	}()
 	return n
 }
 

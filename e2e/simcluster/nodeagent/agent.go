@@ -217,9 +217,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("node %s: start DRA manager: %w", node.Name, err)
 	}
 	defer manager.Stop()
-	plugins := newPluginRegistration(a.cfg.Paths.PluginsRegistry)
+	plugins := newPluginRegistration(a.cfg.Paths.PluginsRegistry, KubeletReconcileInterval)
 	plugins.AddHandler(pluginwatcherapi.DRAPlugin, manager.GetWatcherHandler())
-	go plugins.Run(ctx)
+	go func() {
+		if err := plugins.Run(ctx); err != nil {
+			logger.Error(err, "Plugin registration stopped: no plugin registers on this node")
+		}
+	}()
 	go a.watchDeviceHealth(ctx)
 
 	factory.Start(ctx.Done())
