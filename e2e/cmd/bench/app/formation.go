@@ -167,6 +167,8 @@ func runFormation(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for i := range *runs {
 		r, err := b.run(ctx, fmt.Sprintf("bench-%d", i))
 		if err != nil {
+			// Said before the deferred teardown, which silences stderr and may take minutes at this size.
+			_, _ = fmt.Fprintf(stderr, "run %d failed: %v; stopping the cluster\n", i+1, err)
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
 		_, _ = fmt.Fprintf(stderr, "run %d: Ready after %.2fs, all pods Running after %.2fs, %d pods retried a prepare\n", i+1, r.toReady.Seconds(), r.toRunning.Seconds(), r.retried)

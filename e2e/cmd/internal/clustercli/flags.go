@@ -39,6 +39,7 @@ type Flags struct {
 	NodesPerRack   int
 	Extra          string
 	WorkloadAPI    bool
+	composite      bool
 	ComputeDomains bool
 	resourceBetas  bool
 	dir            string
@@ -57,6 +58,7 @@ func (f *Flags) Register(fs *flag.FlagSet, racks, nodesPerRack int, extra string
 	fs.StringVar(&f.Extra, "extra", extra, "extra nodes outside the racks, <profile>:<count>[,...]")
 	fs.BoolVar(&f.resourceBetas, "resource-beta-apis", true, "also serve "+strings.Join(simcluster.ResourceBetaVersions, " and ")+", as clusters that enable them do, so older manifests apply")
 	fs.BoolVar(&f.WorkloadAPI, "workload-api", true, "turn on the gates "+strings.Join(simcluster.WorkloadGates, ", ")+" and scheduling.k8s.io/v1beta1 and v1alpha3")
+	fs.BoolVar(&f.composite, "composite-pod-groups", true, "with --workload-api, also the gate CompositePodGroup (scheduling.k8s.io/v1alpha3); false: the ComputeDomain controller releases a domain larger than a clique slice by slice itself, as on a cluster without it")
 	fs.StringVar(&f.dir, "dir", "", "directory for etcd data and node host roots (default: a temporary directory, removed on exit)")
 	fs.DurationVar(&f.gracePeriod, "node-monitor-grace-period", 20*time.Second, "node lifecycle controller grace period before a silent node becomes NotReady")
 	fs.DurationVar(&f.runDuration, "job-run-duration", 5*time.Second, "how long containers of pods that do not restart (Job pods) run before exiting 0")
@@ -81,7 +83,12 @@ func (f *Flags) Config() (simcluster.Config, error) {
 	default:
 		return simcluster.Config{}, fmt.Errorf("--dra-driver %q: allowed values are gpu-plugin, test-driver", f.draDriver)
 	}
+	var gates map[string]bool
+	if !f.composite {
+		gates = map[string]bool{"CompositePodGroup": false}
+	}
 	return simcluster.Config{
+		FeatureGates:            gates,
 		NodeComponents:          components,
 		ComputeDomains:          f.ComputeDomains,
 		Topology:                topology.Topology{Profile: f.Profile, Racks: f.Racks, NodesPerRack: f.NodesPerRack, Extra: extra},

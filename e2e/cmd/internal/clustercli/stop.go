@@ -16,6 +16,7 @@ package clustercli
 
 import (
 	"os"
+	"runtime/debug"
 
 	"golang.org/x/sys/unix"
 
@@ -32,12 +33,13 @@ func StopQuietly(c *simcluster.Cluster) {
 		c.Stop()
 		return
 	}
-	saved, err := unix.Dup(2)
+	fd, err := unix.Dup(2)
 	if err != nil {
 		c.Stop()
 		return
 	}
-	defer func() { _ = unix.Close(saved) }()
+	saved := os.NewFile(uintptr(fd), "stderr")
+	defer func() { _ = saved.Close() }()
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		c.Stop()
@@ -48,6 +50,10 @@ func StopQuietly(c *simcluster.Cluster) {
 		c.Stop()
 		return
 	}
-	defer func() { _ = unix.Dup2(saved, 2) }()
+	defer func() { _ = unix.Dup2(fd, 2) }()
+	// A crash in the teardown (a panic in any goroutine) still reaches the real stderr.
+	if debug.SetCrashOutput(saved, debug.CrashOptions{}) == nil {
+		defer func() { _ = debug.SetCrashOutput(nil, debug.CrashOptions{}) }()
+	}
 	c.Stop()
 }
