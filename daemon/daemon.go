@@ -42,7 +42,13 @@ const (
 	// silent before it reports why: formation should cost one status write
 	// (ready), not two.
 	DefaultFirstReportDelay = 10 * time.Second
-	probeTimeout            = 5 * time.Second
+	// DefaultProbeFailureThreshold is how many probes in a row the running
+	// IMEX process may leave unanswered before the node is reported not
+	// ready (a kubelet readiness probe's default failureThreshold): one
+	// slow answer on a loaded node is not an outage, and reporting it as
+	// one costs two status writes and a degraded domain.
+	DefaultProbeFailureThreshold = 3
+	probeTimeout                 = 5 * time.Second
 )
 
 // EnsembleGetter returns the nodes the controller lists in this node's IMEX
@@ -72,11 +78,12 @@ type Options struct {
 	Starter imex.Starter
 	Prober  imex.Prober
 	// Zero values take the defaults above.
-	ProbeInterval    time.Duration
-	JoinGrace        time.Duration
-	FirstReportDelay time.Duration
-	RestartDelay     time.Duration
-	Now              func() time.Time
+	ProbeInterval         time.Duration
+	ProbeFailureThreshold int
+	JoinGrace             time.Duration
+	FirstReportDelay      time.Duration
+	RestartDelay          time.Duration
+	Now                   func() time.Time
 }
 
 // Daemon is one node's long-lived IMEX daemon: it supervises IMEX, keeps its
@@ -99,6 +106,13 @@ type Daemon struct {
 	peerSet         map[string]bool
 	joining         map[string]time.Time
 	lastStarts      int
+	// answer is the last probe answer of the IMEX process started
+	// answerStarts-th (0: none yet); unanswered counts the probes left
+	// unanswered since, the first of them at silentSince.
+	answer       imex.State
+	answerStarts int
+	unanswered   int
+	silentSince  time.Time
 }
 
 // New checks the options and returns a daemon.
@@ -115,6 +129,9 @@ func New(opts Options) (*Daemon, error) {
 	}
 	if opts.ProbeInterval <= 0 {
 		opts.ProbeInterval = DefaultProbeInterval
+	}
+	if opts.ProbeFailureThreshold <= 0 {
+		opts.ProbeFailureThreshold = DefaultProbeFailureThreshold
 	}
 	if opts.JoinGrace <= 0 {
 		opts.JoinGrace = DefaultJoinGrace
@@ -227,11 +244,12 @@ func (d *Daemon) sync(ctx context.Context) {
 	obs := Observation{Running: d.supervisor.Running(), Restarted: restarting, Peers: peers, Self: d.self.IPAddress, Joining: map[string]bool{}}
 	if obs.Running {
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		obs.State, err = d.opts.Prober.Probe(pctx)
+		state, perr := d.opts.Prober.Probe(pctx)
 		cancel()
-		if err != nil {
-			logger.V(2).Info("Probing IMEX failed", "err", err)
+		if perr != nil {
+			logger.V(2).Info("Probing IMEX failed", "err", perr, "unansweredInARow", d.unanswered+1)
 		}
+		obs.State, obs.Unanswered = d.probeAnswer(state, perr, now)
 	}
 	for a := range d.joining {
 		// The join grace ends when the peer connects: losing it afterwards
@@ -267,6 +285,32 @@ func (d *Daemon) sync(ctx context.Context) {
 	d.written = &status
 	d.noteRestartReported(restarting, now)
 	logger.Info("Reported IMEX state", "ready", status.Ready, "peers", len(peers)-1, "conditions", status.Conditions)
+}
+
+// probeAnswer is what the daemon takes the IMEX process to say: the probe's
+// answer, or the last answer of the same process (a new process has said
+// nothing yet) until ProbeFailureThreshold probes in a row, spanning at
+// least that many probe intervals less one, went unanswered, as a kubelet
+// readiness probe counts failures; unanswered is set when it is neither.
+// Probes run on events too, so the count alone could run out within a
+// second. An answer of "not ready" counts at once: only silence is given
+// time.
+func (d *Daemon) probeAnswer(state imex.State, err error, now time.Time) (_ imex.State, unanswered bool) {
+	starts := d.supervisor.Starts()
+	if err == nil {
+		d.answer, d.answerStarts, d.unanswered = state, starts, 0
+		return state, false
+	}
+	if d.unanswered == 0 {
+		d.silentSince = now
+	}
+	d.unanswered++
+	threshold := d.opts.ProbeFailureThreshold
+	withinGrace := d.unanswered < threshold || now.Sub(d.silentSince) < time.Duration(threshold-1)*d.opts.ProbeInterval
+	if d.answerStarts == starts && withinGrace {
+		return d.answer, false
+	}
+	return imex.State{}, true
 }
 
 // noteRestartReported starts the restart's hold once the record says it.

@@ -446,3 +446,125 @@ func TestARestartedDaemonReportsTheRestartBeforeItIsReadyAgain(t *testing.T) {
 		t.Errorf("restarted daemon made %d API writes, want 3 (spec, the restart, ready)", w)
 	}
 }
+
+// silencingProber leaves probes unanswered on demand, as an IMEX process on
+// a loaded node or a hung one does.
+type silencingProber struct {
+	imex.Prober
+	mu       sync.Mutex
+	skip     int  // the next probes to leave unanswered
+	silent   bool // leave every probe unanswered
+	answered int  // probes answered (the real prober's answer)
+}
+
+func (p *silencingProber) Probe(ctx context.Context) (imex.State, error) {
+	p.mu.Lock()
+	if p.silent || p.skip > 0 {
+		if p.skip > 0 {
+			p.skip--
+		}
+		p.mu.Unlock()
+		return imex.State{}, fmt.Errorf("no answer: %w", context.DeadlineExceeded)
+	}
+	p.answered++
+	p.mu.Unlock()
+	return p.Prober.Probe(ctx)
+}
+
+func (p *silencingProber) set(f func(*silencingProber)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}
+
+func (p *silencingProber) get(f func(*silencingProber) bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return f(p)
+}
+
+// statusLog is a Record that keeps every status written.
+type statusLog struct {
+	Record
+	mu      sync.Mutex
+	written []v1beta1.IMEXNodeStatus
+	at      []time.Time
+}
+
+func (r *statusLog) ApplyStatus(ctx context.Context, st v1beta1.IMEXNodeStatus) error {
+	r.mu.Lock()
+	r.written, r.at = append(r.written, st), append(r.at, time.Now())
+	r.mu.Unlock()
+	return r.Record.ApplyStatus(ctx, st)
+}
+
+func (r *statusLog) statuses() ([]v1beta1.IMEXNodeStatus, []time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]v1beta1.IMEXNodeStatus(nil), r.written...), append([]time.Time(nil), r.at...)
+}
+
+func TestUnansweredProbesReportNotReadyOnlyAfterTheFailureThreshold(t *testing.T) {
+	cd := cdtest.MakeComputeDomain("train", "team-a").UID("0f1e2d3c-aaaa-bbbb-cccc-000000000005").Obj()
+	c, ctrl, _ := startFakeController(t, cd, 7)
+	ip := loopbackIPs(1)[0]
+	const interval = 50 * time.Millisecond
+	prober := &silencingProber{Prober: standin.NewCommandPortProber(ip)}
+	var log *statusLog
+	n := startDaemon(t, c, ctrl, cd, "gb200-0", ip, "cluster-e.1", func(o *Options) {
+		o.Prober = prober
+		log = &statusLog{Record: o.Record}
+		o.Record = log
+	})
+	isReady := func(st []v1beta1.IMEXNodeStatus) bool { return len(st) > 0 && st[len(st)-1].Ready }
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(eventually)
+		for !cond() {
+			if time.Now().After(deadline) {
+				st, _ := log.statuses()
+				t.Fatalf("timed out waiting until %s; statuses written: %+v", what, st)
+			}
+			time.Sleep(poll)
+		}
+	}
+	waitFor("the node is reported ready", func() bool { st, _ := log.statuses(); return isReady(st) })
+	written, _ := log.statuses()
+	readyWrites := len(written)
+
+	// Two probes in a row go unanswered, then the process answers again:
+	// below the threshold of three, nothing is written.
+	prober.set(func(p *silencingProber) { p.skip = DefaultProbeFailureThreshold - 1 })
+	waitFor("the unanswered probes are past", func() bool { return prober.get(func(p *silencingProber) bool { return p.skip == 0 }) })
+	var before int
+	prober.get(func(p *silencingProber) bool { before = p.answered; return true })
+	waitFor("the process answered four more probes", func() bool {
+		return prober.get(func(p *silencingProber) bool { return p.answered >= before+4 })
+	})
+	if st, _ := log.statuses(); len(st) != readyWrites {
+		t.Fatalf("%d unanswered probes wrote %d statuses, want none: %+v", DefaultProbeFailureThreshold-1, len(st)-readyWrites, st[readyWrites:])
+	}
+
+	// The process goes silent: after three unanswered probes over at least
+	// two probe intervals, the node is reported not ready, and why.
+	silentFrom := time.Now()
+	prober.set(func(p *silencingProber) { p.silent = true })
+	waitFor("the node is reported not ready", func() bool { st, _ := log.statuses(); return len(st) > readyWrites })
+	st, at := log.statuses()
+	notReady := st[readyWrites]
+	if notReady.Ready {
+		t.Fatalf("the write after silence is ready: %+v", notReady)
+	}
+	if c := meta.FindStatusCondition(notReady.Conditions, v1beta1.IMEXNodeConditionIMEXReady); c == nil ||
+		c.Reason != ReasonIMEXNotReady || c.Message != "the IMEX process leaves its probes unanswered" {
+		t.Errorf("IMEXReady condition = %+v, want IMEXNotReady saying the probes go unanswered", c)
+	}
+	if took := at[readyWrites].Sub(silentFrom); took < (DefaultProbeFailureThreshold-1)*interval {
+		t.Errorf("reported not ready %v after the process went silent, want at least %v", took, (DefaultProbeFailureThreshold-1)*interval)
+	}
+
+	// It answers again: ready again.
+	prober.set(func(p *silencingProber) { p.silent = false })
+	waitFor("the node is reported ready again", func() bool { st, _ := log.statuses(); return isReady(st) })
+	n.stop()
+}

@@ -46,8 +46,12 @@ type Observation struct {
 	// Restarted is set while the daemon reports that it (and with it its
 	// IMEX process) restarted after an exit: not ready, whatever IMEX says.
 	Restarted bool
-	// State is the probe's answer (zero when not running).
+	// State is the probe's answer (zero when not running, or when the
+	// process left too many probes in a row unanswered).
 	State imex.State
+	// Unanswered is set when State is not an answer: the process left
+	// its last probes unanswered.
+	Unanswered bool
 	// Peers is the ensemble from the domain's status, self included.
 	Peers []Peer
 	// Self is this node's address.
@@ -67,6 +71,8 @@ func MemberStatus(obs Observation, prev []metav1.Condition, now time.Time) v1bet
 		imex.Status, imex.Reason, imex.Message = metav1.ConditionFalse, ReasonIMEXRestarted, "the daemon restarted after an exit, and with it the IMEX process (reported for at least one probe interval)"
 	case !obs.Running:
 		imex.Status, imex.Reason, imex.Message = metav1.ConditionFalse, ReasonIMEXNotRunning, "the IMEX process is not running (starting or restarting after an exit)"
+	case obs.Unanswered:
+		imex.Status, imex.Reason, imex.Message = metav1.ConditionFalse, ReasonIMEXNotReady, "the IMEX process leaves its probes unanswered"
 	case !obs.State.Ready:
 		imex.Status, imex.Reason, imex.Message = metav1.ConditionFalse, ReasonIMEXNotReady, "the IMEX process does not answer READY"
 	default:
