@@ -156,7 +156,7 @@ test-kind: $(KIND) $(HELM) testbins ## Images, kind cluster, helm install, the e
 	  KUBE_VERSION=$(KUBE_VERSION) KIND_VERSION=$(KIND_VERSION) ETCD_VERSION=$(ETCD_VERSION) E2E_GOFLAGS="$(E2E_GOFLAGS)" hack/test-kind.sh
 
 .PHONY: bench
-bench: testbins $(BIN)/bench $(BIN)/simcluster ## Every benchmark (about 2 hours on 2 cores: 40 minutes, 22 for multi-rack placement, about 10 for the 1,026-node simulator start and an estimated 40-60 for the 1,024-node formation set; hack/bench-formation.sh 16 64 256 alone for the shorter set): output under docs/bench/ (with date, machine, commit, command), the formation plot docs/bench/formation.png; docs/benchmarks.md reads them.
+bench: testbins $(BIN)/bench $(BIN)/simcluster ## Every benchmark (about 70 minutes on 2 cores: 40, 22 for multi-rack placement, 5-6 for the 1,026-node simulator start; FORMATION_1024=1 adds the 1,024-node formation set, which does not finish on 2 cores): output under docs/bench/ (with date, machine, commit, command), the formation plot docs/bench/formation.png; docs/benchmarks.md reads them.
 	hack/bench.sh
 
 .PHONY: lint
