@@ -59,6 +59,11 @@ const (
 	// ComputeDomainReasonWaitingForPods: without the Workload API, fewer than spec.numNodes pods of the domain
 	// are held for clique placement; they are released together once all exist.
 	ComputeDomainReasonWaitingForPods = "WaitingForPods"
+	// ComputeDomainReasonPodsNotHeld: some of the domain's held pods wait for pods of the domain that were
+	// admitted without being held (the API server could not call the pod-group webhook, whose failure policy
+	// is Ignore): they never will be, so the held pods are not released until those pods are deleted (their
+	// controller recreates them through the webhook).
+	ComputeDomainReasonPodsNotHeld = "PodsNotHeld"
 	// ComputeDomainReasonNoCliqueFree: without the Workload API, no NVLink clique has spec.numNodes free nodes;
 	// the domain's pods stay held until one has.
 	ComputeDomainReasonNoCliqueFree = "NoCliqueFree"

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -583,5 +584,80 @@ func TestReconcileBacksOffWhileNoCliqueHasRoom(t *testing.T) {
 	}
 	if d := f.r.noCliqueBackoff.When(req.NamespacedName); d != 2*time.Second {
 		t.Errorf("after the release the backoff starts at %v, want 2s again", d)
+	}
+}
+
+// notHeldPod creates a pod of the namespace that uses template without the webhook having held it (the API
+// server could not call the webhook, whose failure policy is Ignore): no placement label, no gate.
+func (f *placementFixture) notHeldPod(name, template string, tweak func(*corev1.Pod)) {
+	f.t.Helper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.domain.Namespace}}
+	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
+	p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "channel", ResourceClaimTemplateName: &template}}
+	p.Status.Phase = corev1.PodRunning
+	if tweak != nil {
+		tweak(p)
+	}
+	if err := f.c.Create(context.Background(), p); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// Pods of the domain that the webhook never held (it could not be called) leave the held ones waiting for pods
+// that never come: the verdict says so, names them and what to do, instead of "once all exist" for good. Pods
+// that use another template, run in a scheduling group of their own or have finished are not the domain's
+// missing pods. Once the pod not held is replaced by a held one, the domain is released as usual.
+func TestCliquePlacementNamesThePodsOfTheDomainThatWereNotHeld(t *testing.T) {
+	f := newPlacementFixture(t, nil)
+	for i := range 3 {
+		f.pod(fmt.Sprintf("p%d", i), "")
+	}
+	template := f.domain.Spec.Channel.ResourceClaimTemplate.Name
+	f.notHeldPod("other-template", "other-channel", nil)
+	f.notHeldPod("own-group", template, func(p *corev1.Pod) {
+		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("mine")}
+	})
+	f.notHeldPod("done", template, func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
+
+	placement, retry, err := f.r.place(context.Background(), f.domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if placement.Reason != v1beta1.ComputeDomainReasonWaitingForPods || retry != escapeCheckInterval {
+		t.Fatalf("no pod of the domain escaped: want WaitingForPods, looked at again after %v; got %s after %v: %s", escapeCheckInterval, placement.Reason, retry, placement.Message)
+	}
+
+	f.notHeldPod("p3", template, nil)
+	f.r.escapeChecks.Clear() // the next look, without waiting for escapeCheckInterval
+	placement, retry, err = f.r.place(context.Background(), f.domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "3 of the domain's 4 pods are held for clique placement, but pods that use its claim template gang-channel were admitted without being held (the API server could not call the pod-group webhook, whose failure policy is Ignore): p3. " +
+		"Those will never be held, so the held pods are not released; delete them (their controller recreates them through the webhook) to have all 4 placed together, into one NVLink clique"
+	if placement.Reason != v1beta1.ComputeDomainReasonPodsNotHeld || placement.Message != want || placement.Unschedulable != want || retry != escapeCheckInterval {
+		t.Fatalf("placement %s after %v:\n got %s\nwant %s", placement.Reason, retry, placement.Message, want)
+	}
+	for i := range 3 {
+		var p corev1.Pod
+		if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "team-a", Name: fmt.Sprintf("p%d", i)}, &p); err != nil {
+			t.Fatal(err)
+		}
+		if !held(&p) {
+			t.Errorf("pod %s released while a pod of the domain was not held", p.Name)
+		}
+	}
+
+	// The user deletes p3; its Job recreates it through the webhook, held: all four are released together.
+	if err := f.c.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p3"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.pod("p3", "")
+	placement, _, err = f.r.place(context.Background(), f.domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if placement.Reason != v1beta1.ComputeDomainReasonCliqueAffinity {
+		t.Errorf("after p3 came back held: placement %s: %s", placement.Reason, placement.Message)
 	}
 }

@@ -238,6 +238,7 @@ var blockingPlacementReasons = []string{
 	v1beta1.ComputeDomainReasonExceedsClique,
 	v1beta1.ComputeDomainReasonNoCliqueFree,
 	v1beta1.ComputeDomainReasonWaitingForPods,
+	v1beta1.ComputeDomainReasonPodsNotHeld,
 	v1beta1.ComputeDomainReasonPodGroupConflict,
 	v1beta1.ComputeDomainReasonPodGroupChanged,
 }
