@@ -178,6 +178,29 @@ func (h *Holdings) SharedCliques() []string {
 	return out
 }
 
+// Overfilled describes every step at which the pods of the jobs held more trays of one clique between them than
+// the clique had free (trays): the placement is wrong then, whatever the timing. Two jobs in one clique at once
+// are not: a job whose pods are ending frees trays for the next one before its last pod ends.
+func (h *Holdings) Overfilled(trays int) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for i, s := range h.steps {
+		in := map[string]int{}
+		for _, cliques := range s.held {
+			for clique, n := range cliques {
+				in[clique] += n
+			}
+		}
+		for clique, n := range in {
+			if n > trays {
+				out = append(out, fmt.Sprintf("change %d: %d pods in clique %s, which has %d free trays", i, n, clique, trays))
+			}
+		}
+	}
+	return out
+}
+
 // RanAtOnce tells whether pods of every job held cliques at one step.
 func (h *Holdings) RanAtOnce() bool {
 	h.mu.Lock()
