@@ -211,7 +211,14 @@ func (c *Cluster) installOperator(ctx context.Context) error {
 // UpgradeOperator runs `helm upgrade` of the operator's release with values
 // over the install's (e.g. {"image": {"tag": "v2"}}); like `helm upgrade
 // --reuse-values`, values of the install stay unless overridden. It returns
-// once Helm has applied the objects, not when their pods have rolled.
+// once the release's Deployments and kubelet plugin DaemonSet have rolled
+// out, as `kubectl rollout status` says: every plugin pod of the new
+// template ready, which is once the node's kubelet has registered it (its
+// readiness probe). Helm's own --wait does not cover that on a small
+// cluster: it counts a DaemonSet ready with maxUnavailable pods not ready,
+// all of them on one node. A pod whose claims the node prepares before
+// the kubelet registered the new plugin fails and waits for the pod resync,
+// 60-90 s.
 func (c *Cluster) UpgradeOperator(ctx context.Context, values map[string]any) error {
 	ch, cfg, err := c.chartAndConfig(ctx)
 	if err != nil {
@@ -224,5 +231,5 @@ func (c *Cluster) UpgradeOperator(ctx context.Context, values map[string]any) er
 	if _, err := upgrade.RunWithContext(ctx, ReleaseName, ch, deepCopyValues(values)); err != nil {
 		return fmt.Errorf("helm upgrade %s: %w", ReleaseName, err)
 	}
-	return nil
+	return WaitForRollout(ctx, c.client, OperatorNamespace, "app.kubernetes.io/instance="+ReleaseName, upgrade.Timeout)
 }

@@ -67,6 +67,9 @@ type Options struct {
 	// (kubeletplugin.Serialize(false)); unset, the helper runs one call of
 	// the plugin at a time.
 	Concurrent bool
+	// Registration, when set, records what the kubelet says of the
+	// plugin's registration (Serve sets it for the readiness endpoint).
+	Registration *Registration
 }
 
 // PluginDataDir is <plugins dir>/<driver>: the DRA socket and the checkpoint.
@@ -85,14 +88,18 @@ func Start(ctx context.Context, plugin kubeletplugin.DRAPlugin, o Options) (*kub
 			return nil, fmt.Errorf("start kubelet plugin %s: %w", o.DriverName, err)
 		}
 	}
-	helper, err := kubeletplugin.Start(ctx, plugin,
+	opts := []kubeletplugin.Option{
 		kubeletplugin.DriverName(o.DriverName),
 		kubeletplugin.NodeName(o.NodeName),
 		kubeletplugin.KubeClient(o.KubeClient),
 		kubeletplugin.RegistrarDirectoryPath(o.RegistrarDir),
 		kubeletplugin.PluginDataDirectoryPath(o.PluginDataDir()),
 		kubeletplugin.Serialize(!o.Concurrent),
-	)
+	}
+	if o.Registration != nil {
+		opts = append(opts, kubeletplugin.GRPCInterceptor(o.Registration.interceptor))
+	}
+	helper, err := kubeletplugin.Start(ctx, plugin, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("start kubelet plugin %s: %w", o.DriverName, err)
 	}

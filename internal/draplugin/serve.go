@@ -32,11 +32,16 @@ type Driver interface {
 }
 
 // Serve starts what every plugin runs next to its driver: the metrics
-// endpoint on metricsAddress (empty: none) serving reg, the kubelet
-// registration and gRPC API, and the driver's publishing. The caller stops
-// the returned helper.
+// endpoint on metricsAddress (empty: none) serving reg and, at ReadyPath,
+// whether the kubelet has registered the plugin (the pod's readiness), the
+// kubelet registration and gRPC API, and the driver's publishing. The
+// caller stops the returned helper.
 func Serve(ctx context.Context, driver Driver, o Options, metricsAddress string, reg *prometheus.Registry, routes ...Route) (*kubeletplugin.Helper, error) {
+	if o.Registration == nil {
+		o.Registration = &Registration{}
+	}
 	if metricsAddress != "" {
+		routes = append(routes, Route{Path: ReadyPath, Handler: o.Registration})
 		addr, err := ServeMetrics(ctx, metricsAddress, reg, routes...)
 		if err != nil {
 			return nil, fmt.Errorf("--metrics-address: %w", err)

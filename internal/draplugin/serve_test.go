@@ -17,6 +17,9 @@ package draplugin
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +32,9 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2/ktesting"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+
+	"github.com/computedomain-operator/computedomain-operator/internal/draplugin/kubelettest"
 )
 
 // fakeDriver prepares nothing and records its publisher.
@@ -97,5 +103,58 @@ func TestServe(t *testing.T) {
 				t.Errorf("publisher handed over = %v, want %v", d.published, tc.wantPublished)
 			}
 		})
+	}
+}
+
+// TestReadinessFollowsTheKubeletsRegistration: the plugin's pod is ready
+// only once the kubelet has registered it, not once its sockets exist; a
+// pod prepared before that fails and waits for its resync (60-90 s).
+func TestReadinessFollowsTheKubeletsRegistration(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	base, err := os.MkdirTemp("", "dp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close()
+	o := Options{DriverName: "example.nvidia.com", NodeName: "tray-1", KubeClient: fake.NewClientset(),
+		RegistrarDir: filepath.Join(base, "reg"), PluginsDir: filepath.Join(base, "plg")}
+	helper, err := Serve(ctx, &fakeDriver{}, o, addr, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer helper.Stop()
+	ready := func() (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + ReadyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(body))
+	}
+	if code, body := ready(); code != http.StatusServiceUnavailable || body != "the kubelet has not registered the plugin yet" {
+		t.Errorf("before the kubelet registered the plugin: %d %q, want 503 and why", code, body)
+	}
+	reg := registerapi.NewRegistrationClient(kubelettest.Dial(t, filepath.Join(o.RegistrarDir, "example.nvidia.com-reg.sock")))
+	if _, err := reg.NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{Error: "no such version"}); err == nil {
+		t.Error("a refused registration is an error of the call")
+	}
+	if code, body := ready(); code != http.StatusServiceUnavailable || !strings.Contains(body, "refused the plugin's registration: no such version") {
+		t.Errorf("after the kubelet refused the plugin: %d %q, want 503 with the kubelet's error", code, body)
+	}
+	if _, err := reg.NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := ready(); code != http.StatusOK {
+		t.Errorf("after the kubelet registered the plugin: %d %q, want 200", code, body)
 	}
 }
