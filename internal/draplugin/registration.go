@@ -38,7 +38,7 @@ const ReadyPath = "/readyz"
 // for the kubelet, not for the process.
 //
 // The helper keeps the status too (Helper.RegistrationStatus), but writes
-// it from a gRPC goroutine without synchronisation; this records the same
+// it from a gRPC goroutine without synchronization; this records the same
 // call through an interceptor, so the HTTP handler reads it safely.
 type Registration struct {
 	status atomic.Pointer[registerapi.RegistrationStatus]
