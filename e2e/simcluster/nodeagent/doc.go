@@ -38,4 +38,10 @@
 // started again on a node's paths (a kubelet restart) reloads the manager's
 // checkpoint and adopts the pods that run there without preparing them again
 // (pods with containers of a Runtime image are started again).
+//
+// Where it is kinder than the kubelet, known and to mend: an httpGet
+// readiness probe (the only kind it runs) is asked every 100 ms from the
+// container's start until it first succeeds, for at most 30 s, not at the
+// probe's periodSeconds and never again after; a container still not ready
+// then stays not ready. A restarted container keeps the readiness it had.
 package nodeagent
