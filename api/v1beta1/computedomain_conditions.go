@@ -59,10 +59,10 @@ const (
 	// ComputeDomainReasonWaitingForPods: without the Workload API, fewer than spec.numNodes pods of the domain
 	// are held for clique placement; they are released together once all exist.
 	ComputeDomainReasonWaitingForPods = "WaitingForPods"
-	// ComputeDomainReasonPodsNotHeld: some of the domain's held pods wait for pods of the domain that were
-	// admitted without being held (the API server could not call the pod-group webhook, whose failure policy
-	// is Ignore): they never will be, so the held pods are not released until those pods are deleted (their
-	// controller recreates them through the webhook).
+	// ComputeDomainReasonPodsNotHeld: the domain's held pods, or its PodGroup gang not scheduled yet, wait for
+	// pods of the domain that were admitted without the pod-group webhook's mark (the API server could not call
+	// it, and its failure policy is Ignore): those never join, so the others wait until those pods are deleted
+	// (their controller recreates them through the webhook).
 	ComputeDomainReasonPodsNotHeld = "PodsNotHeld"
 	// ComputeDomainReasonNoCliqueFree: without the Workload API, no NVLink clique has spec.numNodes free nodes;
 	// the domain's pods stay held until one has.

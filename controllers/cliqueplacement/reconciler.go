@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -96,8 +95,8 @@ type Reconciler struct {
 	picks sync.Map
 	// noCliqueBackoff spaces, per domain, the looks for a clique with room.
 	noCliqueBackoff workqueue.TypedRateLimiter[types.NamespacedName]
-	// escapeChecks holds, by domain name, the last look for the domain's pods that were not held (escapeCheck).
-	escapeChecks sync.Map
+	// escapes finds the domain's pods that were admitted without being held.
+	escapes *Escapes
 }
 
 // New returns the fallback's reconciler.
@@ -106,6 +105,7 @@ func New(o Options) *Reconciler {
 		client: o.Client, apiReader: o.APIReader, pods: o.Pods, gpuDriver: o.GPUDriver, verdicts: o.Verdicts,
 		maxPerClique:    cmp.Or(o.MaxNodesPerClique, v1beta1.NVL72CliqueSize),
 		noCliqueBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](noCliqueRetry, maxNoCliqueRetry),
+		escapes:         NewEscapes(o.APIReader),
 	}
 }
 
@@ -151,7 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.verdicts.forget(req.NamespacedName)
 			r.noCliqueBackoff.Forget(req.NamespacedName)
 			r.forgetPicks(req.NamespacedName)
-			r.escapeChecks.Delete(req.NamespacedName)
+			r.escapes.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)
@@ -160,7 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.verdicts.forget(req.NamespacedName)
 		r.noCliqueBackoff.Forget(req.NamespacedName)
 		r.picks.Delete(cd.UID)
-		r.escapeChecks.Delete(req.NamespacedName)
+		r.escapes.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	p, retry, err := r.place(ctx, cd)
@@ -260,78 +260,24 @@ func (r *Reconciler) place(ctx context.Context, cd *v1beta1.ComputeDomain) (stat
 	return placed(plan, cliques), 0, nil
 }
 
-// escapeCheckInterval is how often, at most, a domain whose held pods wait for more lists its namespace's pods
-// for those of its pods that were admitted without being held: a live read of every pod of the namespace, so not
-// at each of the events of a Job creating a thousand pods.
-const escapeCheckInterval = 30 * time.Second
-
-// escapeCheck is the last look for a domain's pods that were not held.
-type escapeCheck struct {
-	at       time.Time
-	uid      types.UID
-	template string
-	notHeld  []string
-}
-
 // waitingForPods is the verdict on a domain that has fewer held pods than it needs: it waits for the rest, unless
 // some of its pods were admitted without being held (the API server could not call the pod-group webhook, whose
 // failure policy is Ignore). Those will never be held, so the held ones would wait for good: the verdict names
-// them and says what to do, and the domain is looked at again after escapeCheckInterval.
+// them and says what to do, and the domain is looked at again after EscapeCheckInterval.
 func (r *Reconciler) waitingForPods(ctx context.Context, cd *v1beta1.ComputeDomain, plan sliceplan.Plan, held int) (status.Placement, time.Duration, error) {
 	need := int(cd.Spec.NumNodes)
-	waiting := status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWaitingForPods, Message: fmt.Sprintf(
-		"%d of the domain's %d pods are held for clique placement; they are released together, %s, once all %d exist", held, need, IntoWhat(plan), need)}
-	template := cd.Spec.Channel.ResourceClaimTemplate.Name
-	key := client.ObjectKeyFromObject(cd)
-	last, _ := r.escapeChecks.Load(key)
-	check, _ := last.(escapeCheck)
-	if check.uid != cd.UID || check.template != template || time.Since(check.at) >= escapeCheckInterval {
-		notHeld, err := r.podsNotHeld(ctx, cd.Namespace, template)
-		if err != nil {
-			return status.Placement{}, 0, err
-		}
-		check = escapeCheck{at: time.Now(), uid: cd.UID, template: template, notHeld: notHeld}
-		r.escapeChecks.Store(key, check)
+	escaped, err := r.escapes.Of(ctx, cd)
+	if err != nil {
+		return status.Placement{}, 0, err
 	}
-	if len(check.notHeld) == 0 {
-		return waiting, escapeCheckInterval, nil
-	}
-	named := check.notHeld
-	if len(named) > maxPodsNamed {
-		named = append(named[:maxPodsNamed:maxPodsNamed], fmt.Sprintf("and %d more", len(check.notHeld)-maxPodsNamed))
+	if len(escaped) == 0 {
+		return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonWaitingForPods, Message: fmt.Sprintf(
+			"%d of the domain's %d pods are held for clique placement; they are released together, %s, once all %d exist", held, need, IntoWhat(plan), need)}, EscapeCheckInterval, nil
 	}
 	msg := fmt.Sprintf("%d of the domain's %d pods are held for clique placement, but pods that use its claim template %s were admitted without being held (the API server could not call the pod-group webhook, whose failure policy is Ignore): %s. "+
 		"Those will never be held, so the held pods are not released; delete them (their controller recreates them through the webhook) to have all %d placed together, %s",
-		held, need, template, strings.Join(named, ", "), need, IntoWhat(plan))
-	return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonPodsNotHeld, Message: msg, Unschedulable: msg}, escapeCheckInterval, nil
-}
-
-// maxPodsNamed is how many pods a verdict names before it counts the rest.
-const maxPodsNamed = 5
-
-// podsNotHeld lists, live, the pods of namespace that use the claim template but carry no placement label (the
-// webhook labels every pod it holds or places): running or waiting, not finished, and not in a scheduling group
-// of their own (the webhook leaves those alone). Sorted by name.
-func (r *Reconciler) podsNotHeld(ctx context.Context, namespace, template string) ([]string, error) {
-	var pods corev1.PodList
-	if err := r.apiReader.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("list the pods of namespace %s for those of the domain that were not held: %w", namespace, err)
-	}
-	var names []string
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if _, labeled := p.Labels[v1beta1.PlacementDomainLabelKey]; labeled || finished(p) || p.Spec.SchedulingGroup != nil || p.DeletionTimestamp != nil {
-			continue
-		}
-		for _, c := range p.Spec.ResourceClaims {
-			if c.ResourceClaimTemplateName != nil && *c.ResourceClaimTemplateName == template {
-				names = append(names, p.Name)
-				break
-			}
-		}
-	}
-	slices.Sort(names)
-	return names, nil
+		held, need, cd.Spec.Channel.ResourceClaimTemplate.Name, NamePods(escaped), need, IntoWhat(plan))
+	return status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonPodsNotHeld, Message: msg, Unschedulable: msg}, EscapeCheckInterval, nil
 }
 
 // forgetPicks drops the picks of a domain that is gone (by its name: its UID is not known any more).

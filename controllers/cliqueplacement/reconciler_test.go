@@ -623,19 +623,19 @@ func TestCliquePlacementNamesThePodsOfTheDomainThatWereNotHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if placement.Reason != v1beta1.ComputeDomainReasonWaitingForPods || retry != escapeCheckInterval {
-		t.Fatalf("no pod of the domain escaped: want WaitingForPods, looked at again after %v; got %s after %v: %s", escapeCheckInterval, placement.Reason, retry, placement.Message)
+	if placement.Reason != v1beta1.ComputeDomainReasonWaitingForPods || retry != EscapeCheckInterval {
+		t.Fatalf("no pod of the domain escaped: want WaitingForPods, looked at again after %v; got %s after %v: %s", EscapeCheckInterval, placement.Reason, retry, placement.Message)
 	}
 
 	f.notHeldPod("p3", template, nil)
-	f.r.escapeChecks.Clear() // the next look, without waiting for escapeCheckInterval
+	f.r.escapes.forgetAll() // the next look, without waiting for EscapeCheckInterval
 	placement, retry, err = f.r.place(context.Background(), f.domain)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "3 of the domain's 4 pods are held for clique placement, but pods that use its claim template gang-channel were admitted without being held (the API server could not call the pod-group webhook, whose failure policy is Ignore): p3. " +
 		"Those will never be held, so the held pods are not released; delete them (their controller recreates them through the webhook) to have all 4 placed together, into one NVLink clique"
-	if placement.Reason != v1beta1.ComputeDomainReasonPodsNotHeld || placement.Message != want || placement.Unschedulable != want || retry != escapeCheckInterval {
+	if placement.Reason != v1beta1.ComputeDomainReasonPodsNotHeld || placement.Message != want || placement.Unschedulable != want || retry != EscapeCheckInterval {
 		t.Fatalf("placement %s after %v:\n got %s\nwant %s", placement.Reason, retry, placement.Message, want)
 	}
 	for i := range 3 {

@@ -164,6 +164,32 @@ func (r *Reconciler) reconcileCliqueGang(ctx context.Context, s *scope) error {
 		s.placement.Unschedulable = fmt.Sprintf("the scheduler finds no NVLink clique for the gang of %d pods of PodGroup %s (%s: %s)",
 			cd.Spec.NumNodes, key, c.Reason, c.Message)
 	}
+	return r.checkEscapes(ctx, s, observed.Scheduled, "PodGroup "+key.String())
+}
+
+// checkEscapes looks, while the domain's gang has not been scheduled, for pods of the domain that were admitted
+// without joining it (the API server could not call the pod-group webhook, whose failure policy is Ignore): the
+// gang waits for them for good, and they are placed one by one. When there are some, PlacementGuaranteed says
+// PodsNotHeld and names them. A live list of the namespace's pods, at most every EscapeCheckInterval per domain;
+// the domain is looked at again then.
+func (r *Reconciler) checkEscapes(ctx context.Context, s *scope, scheduled *metav1.Condition, gang string) error {
+	cd := s.domain
+	if scheduled != nil && scheduled.Status == metav1.ConditionTrue {
+		r.escapes.Forget(client.ObjectKeyFromObject(cd))
+		return nil
+	}
+	escaped, err := r.escapes.Of(ctx, cd)
+	if err != nil {
+		return err
+	}
+	s.requeueAfter(cliqueplacement.EscapeCheckInterval)
+	if len(escaped) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("the gang of %s waits for the domain's %d pods, but pods that use its claim template %s were admitted without joining it (the API server could not call the pod-group webhook, whose failure policy is Ignore): %s. "+
+		"Those never join the gang, which waits for them, and are scheduled one by one wherever their own affinity allows; delete them (their controller recreates them through the webhook) to have all %d placed together, %s",
+		gang, cd.Spec.NumNodes, cd.Spec.Channel.ResourceClaimTemplate.Name, cliqueplacement.NamePods(escaped), cd.Spec.NumNodes, cliqueplacement.IntoWhat(*s.plan))
+	s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonPodsNotHeld, Message: msg, Unschedulable: msg}
 	return nil
 }
 

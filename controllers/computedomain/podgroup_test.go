@@ -88,6 +88,7 @@ func TestReconcilePlacement(t *testing.T) {
 			want:         cond{metav1.ConditionTrue, v1beta1.ComputeDomainReasonCliqueGang},
 			wantContains: []string{"PodGroup team-a/job", "podGroupName: job", "gang of 16"},
 			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 16, TopologyKey: v1beta1.CliqueNodeLabelKey},
+			wantRetry:    true, // the gang is not scheduled: the domain is looked at again for pods that escaped it
 		},
 		"a 20-node domain is placed as 2 slices of 10; without composite groups or the fallback no gang is made": {
 			numNodes: 20, objects: racks(),
@@ -137,6 +138,7 @@ func TestReconcilePlacement(t *testing.T) {
 			numNodes: 4, objects: racks(ours(4, func(pg *schedulingv1beta1.PodGroup) { pg.Spec.SchedulingPolicy.Gang.MinCount = 1 })),
 			want:         cond{metav1.ConditionTrue, v1beta1.ComputeDomainReasonCliqueGang},
 			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 4, TopologyKey: v1beta1.CliqueNodeLabelKey},
+			wantRetry:    true, // the gang is not scheduled: the domain is looked at again for pods that escaped it
 		},
 		"a PodGroup whose topology constraint the API server dropped is an all-or-nothing gang without clique placement": {
 			numNodes: 4, objects: racks(ours(4, func(pg *schedulingv1beta1.PodGroup) { pg.Spec.SchedulingConstraints = nil })),
@@ -153,6 +155,7 @@ func TestReconcilePlacement(t *testing.T) {
 			wantUnschedulable: "Unschedulable: 0/30 nodes are available",
 			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 16, TopologyKey: v1beta1.CliqueNodeLabelKey,
 				Scheduled: &metav1.Condition{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: "Unschedulable", Message: "0/30 nodes are available"}},
+			wantRetry: true, // the gang is not scheduled: the domain is looked at again for pods that escaped it
 		},
 	}
 	for name, tc := range cases {
@@ -295,5 +298,78 @@ func TestReconcilePlacementReportsTheCliquePlacementVerdict(t *testing.T) {
 	}
 	if s.placement == nil || s.placement.Reason != v1beta1.ComputeDomainReasonExceedsClique {
 		t.Errorf("8 nodes in a 6-node clique: placement %+v, want ExceedsClique", s.placement)
+	}
+}
+
+// A domain's gang that waits for pods of the domain which were admitted without joining it (the API server could
+// not call the pod-group webhook) waits for good: PlacementGuaranteed says PodsNotHeld and names them, looked at
+// again after EscapeCheckInterval. Pods of another template, in a scheduling group of their own or finished are
+// not the domain's. Once the gang is scheduled the look stops.
+func TestReconcilePlacementNamesThePodsThatDidNotJoinTheGang(t *testing.T) {
+	ctx := context.Background()
+	cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).NumNodes(4).Obj()
+	template := cd.Spec.Channel.ResourceClaimTemplate.Name
+	pod := func(name, template string, mutate func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}},
+				ResourceClaims: []corev1.PodResourceClaim{{Name: "channel", ResourceClaimTemplateName: ptr.To(template)}}},
+		}
+		if mutate != nil {
+			mutate(p)
+		}
+		return p
+	}
+	joined := func(p *corev1.Pod) {
+		p.Labels = map[string]string{v1beta1.PlacementDomainLabelKey: "job"}
+		workloadapi.JoinPodGroup(&p.Spec, v1beta1.ComputeDomainPodGroupName(cd))
+	}
+	objs := append(cliqueNodes("c.0", 6), cd,
+		pod("job-0", template, joined), pod("job-1", template, joined), pod("job-2", template, joined),
+		pod("other-template", "other-channel", nil),
+		pod("own-group", template, func(p *corev1.Pod) { workloadapi.JoinPodGroup(&p.Spec, "mine") }),
+		pod("done", template, func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }))
+	server := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).Build()
+	r := newTestReconciler(t, server, server)
+	r.cluster.WorkloadAPI = true
+	reconcile := func() *scope {
+		t.Helper()
+		s := &scope{domain: cd}
+		if err := r.reconcilePlacement(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	s := reconcile()
+	if s.placement.Reason != v1beta1.ComputeDomainReasonCliqueGang || s.retry != cliqueplacement.EscapeCheckInterval {
+		t.Fatalf("no pod escaped the gang: want CliqueGang, looked at again after %v; got %s after %v: %s", cliqueplacement.EscapeCheckInterval, s.placement.Reason, s.retry, s.placement.Message)
+	}
+
+	if err := server.Create(ctx, pod("job-3", template, nil)); err != nil {
+		t.Fatal(err)
+	}
+	r.escapes.Forget(client.ObjectKeyFromObject(cd)) // the next look, without waiting for EscapeCheckInterval
+	s = reconcile()
+	want := "the gang of PodGroup team-a/job waits for the domain's 4 pods, but pods that use its claim template " + template +
+		" were admitted without joining it (the API server could not call the pod-group webhook, whose failure policy is Ignore): job-3. " +
+		"Those never join the gang, which waits for them, and are scheduled one by one wherever their own affinity allows; delete them (their controller recreates them through the webhook) to have all 4 placed together, into one NVLink clique"
+	if s.placement.Status != metav1.ConditionFalse || s.placement.Reason != v1beta1.ComputeDomainReasonPodsNotHeld || s.placement.Message != want ||
+		s.placement.Unschedulable != want || s.retry != cliqueplacement.EscapeCheckInterval {
+		t.Fatalf("placement %s=%s after %v:\n got %s\nwant %s", s.placement.Reason, s.placement.Status, s.retry, s.placement.Message, want)
+	}
+
+	pg := workloadapi.NewPodGroup()
+	if err := server.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: v1beta1.ComputeDomainPodGroupName(cd)}, pg); err != nil {
+		t.Fatal(err)
+	}
+	typed := pg.(*schedulingv1beta1.PodGroup)
+	typed.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionTrue, Reason: "Scheduled", LastTransitionTime: metav1.Now()}}
+	if err := server.Update(ctx, typed); err != nil { // the fake client keeps status with the object
+		t.Fatal(err)
+	}
+	s = reconcile()
+	if s.placement.Reason != v1beta1.ComputeDomainReasonCliqueGang || s.retry != 0 {
+		t.Errorf("a scheduled gang is not looked at again: got %s after %v: %s", s.placement.Reason, s.retry, s.placement.Message)
 	}
 }

@@ -64,6 +64,8 @@ type Reconciler struct {
 	cluster      Cluster
 	// cliques counts each clique's nodes from the Node metadata events (set up by SetupWithManager).
 	cliques *cliqueIndex
+	// escapes finds the pods of a domain whose gang waits that were admitted without joining it.
+	escapes *cliqueplacement.Escapes
 }
 
 // Cluster is what the controller learned about the cluster when it started.
@@ -99,6 +101,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder EventRecor
 		expectations: newExpectations(),
 		cfg:          cfg,
 		cluster:      cluster,
+		escapes:      cliqueplacement.NewEscapes(apiReader),
 	}, nil
 }
 
@@ -147,6 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.channels.ReleaseNamed(req.NamespacedName)
 			r.expectations.forgetNamed(req.NamespacedName)
 			r.metrics.forgetNamed(req.NamespacedName)
+			r.escapes.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ComputeDomain %s: %w", req.NamespacedName, err)

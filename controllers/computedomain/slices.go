@@ -135,7 +135,7 @@ func (r *Reconciler) reconcileSlicedGang(ctx context.Context, s *scope) error {
 		s.placement.Unschedulable = fmt.Sprintf("the scheduler places none of the %d slices (%s) of CompositePodGroup %s%s (%s: %s)",
 			len(plan.Slices), plan.Summary(), g.Name, why, unschedulable.Reason, unschedulable.Message)
 	}
-	return nil
+	return r.checkEscapes(ctx, s, composite.Scheduled, "CompositePodGroup "+cd.Namespace+"/"+g.Name)
 }
 
 // sliceShortfall says, for messages, how many NVLink cliques with room for the plan's slices the cluster has now
