@@ -167,14 +167,15 @@ func (r *Reconciler) reconcileCliqueGang(ctx context.Context, s *scope) error {
 	return r.checkEscapes(ctx, s, observed.Scheduled, "PodGroup "+key.String())
 }
 
-// checkEscapes looks, while the domain's gang has not been scheduled, for pods of the domain that were admitted
-// without joining it (the API server could not call the pod-group webhook, whose failure policy is Ignore): the
-// gang waits for them for good, and they are placed one by one. When there are some, PlacementGuaranteed says
-// PodsNotHeld and names them. A live list of the namespace's pods, at most every EscapeCheckInterval per domain;
-// the domain is looked at again then.
+// checkEscapes looks, while the domain's gang has not been scheduled and pods of the domain wait (some of its
+// workload claims are not allocated), for pods of the domain that were admitted without joining the gang (the
+// API server could not call the pod-group webhook, whose failure policy is Ignore): the gang waits for them for
+// good, and they are placed one by one. When there are some, PlacementGuaranteed says PodsNotHeld and names
+// them. A live list of the namespace's pods, at most every EscapeCheckInterval per domain; the domain is looked
+// at again then. A domain created ahead of its workload, or whose pods are all placed, costs no look.
 func (r *Reconciler) checkEscapes(ctx context.Context, s *scope, scheduled *metav1.Condition, gang string) error {
 	cd := s.domain
-	if scheduled != nil && scheduled.Status == metav1.ConditionTrue {
+	if s.unallocatedClaims == 0 || scheduled != nil && scheduled.Status == metav1.ConditionTrue {
 		r.escapes.Forget(client.ObjectKeyFromObject(cd))
 		return nil
 	}

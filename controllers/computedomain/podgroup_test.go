@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -88,7 +89,6 @@ func TestReconcilePlacement(t *testing.T) {
 			want:         cond{metav1.ConditionTrue, v1beta1.ComputeDomainReasonCliqueGang},
 			wantContains: []string{"PodGroup team-a/job", "podGroupName: job", "gang of 16"},
 			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 16, TopologyKey: v1beta1.CliqueNodeLabelKey},
-			wantRetry:    true, // the gang is not scheduled: the domain is looked at again for pods that escaped it
 		},
 		"a 20-node domain is placed as 2 slices of 10; without composite groups or the fallback no gang is made": {
 			numNodes: 20, objects: racks(),
@@ -138,7 +138,6 @@ func TestReconcilePlacement(t *testing.T) {
 			numNodes: 4, objects: racks(ours(4, func(pg *schedulingv1beta1.PodGroup) { pg.Spec.SchedulingPolicy.Gang.MinCount = 1 })),
 			want:         cond{metav1.ConditionTrue, v1beta1.ComputeDomainReasonCliqueGang},
 			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 4, TopologyKey: v1beta1.CliqueNodeLabelKey},
-			wantRetry:    true, // the gang is not scheduled: the domain is looked at again for pods that escaped it
 		},
 		"a PodGroup whose topology constraint the API server dropped is an all-or-nothing gang without clique placement": {
 			numNodes: 4, objects: racks(ours(4, func(pg *schedulingv1beta1.PodGroup) { pg.Spec.SchedulingConstraints = nil })),
@@ -155,7 +154,6 @@ func TestReconcilePlacement(t *testing.T) {
 			wantUnschedulable: "Unschedulable: 0/30 nodes are available",
 			wantPodGroup: &workloadapi.Observed{ControllerUID: testUID, Gang: true, MinCount: 16, TopologyKey: v1beta1.CliqueNodeLabelKey,
 				Scheduled: &metav1.Condition{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: "Unschedulable", Message: "0/30 nodes are available"}},
-			wantRetry: true, // the gang is not scheduled: the domain is looked at again for pods that escaped it
 		},
 	}
 	for name, tc := range cases {
@@ -335,13 +333,27 @@ func TestReconcilePlacementNamesThePodsThatDidNotJoinTheGang(t *testing.T) {
 	reconcile := func() *scope {
 		t.Helper()
 		s := &scope{domain: cd}
-		if err := r.reconcilePlacement(ctx, s); err != nil {
+		if err := joinErrors(r.observeWorkload(ctx, s), r.reconcilePlacement(ctx, s)); err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
 
 	s := reconcile()
+	if s.placement.Reason != v1beta1.ComputeDomainReasonCliqueGang || s.retry != 0 {
+		t.Fatalf("no pod of the domain exists yet: want CliqueGang without a look; got %s, looked at again after %v: %s", s.placement.Reason, s.retry, s.placement.Message)
+	}
+
+	// The joined pods' claims, made by the ResourceClaim controller from the template: not allocated while the
+	// gang waits.
+	for i := range 3 {
+		claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("job-%d-channel", i), Namespace: "team-a",
+			Labels: map[string]string{v1beta1.WorkloadClaimLabelKey: string(cd.UID)}}}
+		if err := server.Create(ctx, claim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = reconcile()
 	if s.placement.Reason != v1beta1.ComputeDomainReasonCliqueGang || s.retry != cliqueplacement.EscapeCheckInterval {
 		t.Fatalf("no pod escaped the gang: want CliqueGang, looked at again after %v; got %s after %v: %s", cliqueplacement.EscapeCheckInterval, s.placement.Reason, s.retry, s.placement.Message)
 	}

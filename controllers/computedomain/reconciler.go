@@ -116,6 +116,9 @@ type scope struct {
 	// allocatedNodes are the nodes any of the domain's workload claims is allocated on, reserved or not: a
 	// clique keeps the domain's channel while one of them is in it.
 	allocatedNodes []string
+	// unallocatedClaims counts the domain's workload claims not allocated yet: pods of the domain waiting to be
+	// scheduled.
+	unallocatedClaims int
 	// nodesObserved says the IMEX phase looked up the domain's nodes; nodes, channels and channelErrors are
 	// what it found.
 	nodesObserved bool
@@ -222,6 +225,12 @@ func (r *Reconciler) observeWorkload(ctx context.Context, s *scope) error {
 	}
 	s.workloadNodes = WorkloadNodes(claims)
 	s.allocatedNodes = allocatedNodes(claims)
+	s.unallocatedClaims = 0
+	for i := range claims {
+		if claims[i].Status.Allocation == nil {
+			s.unallocatedClaims++
+		}
+	}
 	r.metrics.observeWorkload(s.domain, len(s.workloadNodes), r.clock.Now())
 	return nil
 }
