@@ -31,16 +31,21 @@ const (
 	// EnvCrashLog names a file each hit point is appended to, one a line,
 	// synced before the process goes on (or dies).
 	EnvCrashLog = "CDO_CRASH_LOG"
+	// EnvCrashPoint names a crash point whose first hit kills the process
+	// too (whichever comes first with CDO_CRASH_AT): how a harness reaches a
+	// point its random kills left out.
+	EnvCrashPoint = "CDO_CRASH_POINT"
 )
 
 // ProcessCrashHook is, in a binary built with -tags crashtest, a hook that
 // kills the whole process with SIGKILL at the CDO_CRASH_AT-th crash-point
 // hit, so that no deferred function runs, and logs every hit to
-// CDO_CRASH_LOG. It is nil when neither is set.
+// CDO_CRASH_LOG, or at the first hit of CDO_CRASH_POINT. It is nil when none
+// is set.
 func ProcessCrashHook() CrashHook {
 	at, _ := strconv.Atoi(os.Getenv(EnvCrashAt))
-	logPath := os.Getenv(EnvCrashLog)
-	if at <= 0 && logPath == "" {
+	logPath, target := os.Getenv(EnvCrashLog), os.Getenv(EnvCrashPoint)
+	if at <= 0 && logPath == "" && target == "" {
 		return nil
 	}
 	var mu sync.Mutex
@@ -56,7 +61,7 @@ func ProcessCrashHook() CrashHook {
 				_ = f.Close()
 			}
 		}
-		if hits == at {
+		if hits == at || (target != "" && point == target) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {} // the signal ends the process; nothing after the point runs
 		}
