@@ -18,7 +18,9 @@
 // with SIGKILL at random: at its named crash points (CDO_CRASH_AT), by a timer between them, during its
 // start-up reconcile and again while it recovers from the previous kill. Each kill is followed by a restart
 // and the kubelet's answer; the node's files, the mock GPUs' state file and the usage ledger are then
-// checked. Unlike the in-process harnesses (kubeletplugin/*/crash_harness_test.go), nothing deferred runs,
+// checked. A required crash point the random kills have not reached once PROCESS_KILLS are spent is then
+// aimed at (CDO_CRASH_POINT: the armed incarnation also dies at that point's first hit). Unlike the
+// in-process harnesses (kubeletplugin/*/crash_harness_test.go), nothing deferred runs,
 // and no state survives in memory.
 //
 // PROCESS_KILLS sets the kills per plugin (default 200, as make test runs it); CRASH_SEED replays a run.

@@ -306,12 +306,13 @@ func (p *process) start(crashAt int) {
 	p.gen++
 	p.crashLog = filepath.Join(p.n.base, "crash."+strconv.Itoa(p.gen))
 	cmd := exec.Command(filepath.Join(cluster.bins, p.n.kind.binary()), p.n.kind.args(p.n)...)
-	cmd.Env = append(os.Environ(), "CDO_CRASH_LOG="+p.crashLog, "CDO_CRASH_AT="+strconv.Itoa(crashAt))
-	if crashAt > 0 && p.aim != "" {
-		cmd.Env = append(cmd.Env, "CDO_CRASH_POINT="+p.aim)
+	aim := ""
+	if crashAt > 0 {
+		aim = p.aim
 	}
+	cmd.Env = append(os.Environ(), "CDO_CRASH_LOG="+p.crashLog, "CDO_CRASH_AT="+strconv.Itoa(crashAt), "CDO_CRASH_POINT="+aim)
 	cmd.Stdout, cmd.Stderr = p.log, p.log
-	_, _ = fmt.Fprintf(p.log, "=== incarnation %d, CDO_CRASH_AT=%d, CDO_CRASH_POINT=%q\n", p.gen, crashAt, p.aim)
+	_, _ = fmt.Fprintf(p.log, "=== incarnation %d, CDO_CRASH_AT=%d, CDO_CRASH_POINT=%q\n", p.gen, crashAt, aim)
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		p.t.Fatalf("start %s: %v", p.n.kind.binary(), err)
@@ -660,6 +661,8 @@ func harness(t *testing.T, k kind, def, maxHits int, points []string) {
 		return slices.DeleteFunc(slices.Clone(points), func(p string) bool { return kills.byCause[p] > 0 })
 	}
 	covered := func() bool { return len(missing()) == 0 }
+	// aimable are the missing crash points (a timer cannot be aimed at).
+	aimable := func() []string { return slices.DeleteFunc(missing(), func(p string) bool { return p == "timer" }) }
 	start := time.Now()
 	for trial := 0; kills.total < want || !covered() || kills.atStartup == 0 || kills.inRecovery == 0; trial++ {
 		if trial > 4*want {
@@ -669,7 +672,7 @@ func harness(t *testing.T, k kind, def, maxHits int, points []string) {
 		// Once the random kills are spent, a point they never reached (one that takes a rare script and
 		// draw, such as a kill between an MPS daemon's start and its record) is aimed at directly.
 		aim := ""
-		if m := slices.DeleteFunc(missing(), func(p string) bool { return p == "timer" }); kills.total >= want && len(m) > 0 {
+		if m := aimable(); kills.total >= want && len(m) > 0 {
 			aim = m[rng.IntN(len(m))]
 		}
 		t.Run(strconv.Itoa(trial), func(t *testing.T) { runTrial(ctx, t, rng, k, maxHits, trial, kills, aim) })
