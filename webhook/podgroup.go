@@ -50,9 +50,10 @@ func ClaimTemplateOf(o client.Object) []string {
 // PodGroupHandler is the mutating handler for pod creation: a pod that uses a ComputeDomain's workload claim
 // template and names no scheduling group of its own is labeled with its domain and placed with it (Default).
 // p says what the cluster serves and the slice plan's clique size. domains reads ComputeDomains (a cache
-// indexed by ClaimTemplateField).
-func PodGroupHandler(scheme *runtime.Scheme, domains client.Reader, p Placement) http.Handler {
-	return admission.WithDefaulter[*corev1.Pod](scheme, podGroupJoiner{domains: domains, placement: p})
+// indexed by ClaimTemplateField); live reads them from the API server, for a pod whose templates name no
+// domain the cache knows (see podGroupJoiner.domainOf).
+func PodGroupHandler(scheme *runtime.Scheme, domains, live client.Reader, p Placement) http.Handler {
+	return admission.WithDefaulter[*corev1.Pod](scheme, podGroupJoiner{domains: domains, live: live, placement: p})
 }
 
 // Placement is what the pod webhook knows of the cluster, looked up once at start as the controller does.
@@ -67,7 +68,10 @@ type Placement struct {
 
 // podGroupJoiner sets spec.schedulingGroup.podGroupName, or holds the pod for its clique.
 type podGroupJoiner struct {
-	domains   client.Reader
+	// domains is the cache of ComputeDomains, indexed by ClaimTemplateField.
+	domains client.Reader
+	// live reads ComputeDomains from the API server.
+	live      client.Reader
 	placement Placement
 }
 
@@ -109,32 +113,78 @@ func (j podGroupJoiner) Default(ctx context.Context, pod *corev1.Pod) error {
 	if req, err := admission.RequestFromContext(ctx); err == nil && req.Namespace != "" {
 		ns = req.Namespace
 	}
-	for _, c := range pod.Spec.ResourceClaims {
-		if c.ResourceClaimTemplateName == nil {
-			continue
-		}
-		var domains v1beta1.ComputeDomainList
-		if err := j.domains.List(ctx, &domains, client.InNamespace(ns), client.MatchingFields{ClaimTemplateField: *c.ResourceClaimTemplateName}); err != nil {
-			return fmt.Errorf("find the ComputeDomain of claim template %s/%s: %w", ns, *c.ResourceClaimTemplateName, err)
-		}
-		// Two domains naming one template: only one controls it, and the pod's claim says nothing of which.
-		if len(domains.Items) != 1 || domains.Items[0].Spec.NumNodes == 0 {
-			continue
-		}
-		cd := &domains.Items[0]
-		group, why := j.groupOf(cd, pod)
-		logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "generateName", pod.GenerateName, "computeDomain", klog.KObj(cd))
-		if group == "" {
-			HoldForClique(pod, cd.Name)
-			logger.V(2).Info("Pod held for its ComputeDomain's clique placement", "why", why)
-			return nil
-		}
-		labelWithDomain(pod, cd.Name)
-		workloadapi.JoinPodGroup(&pod.Spec, group)
-		logger.V(2).Info("Pod joins its ComputeDomain's PodGroup", "podGroup", group)
+	cd, err := j.domainOf(ctx, ns, &pod.Spec)
+	if err != nil || cd == nil {
+		return err
+	}
+	group, why := j.groupOf(cd, pod)
+	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "generateName", pod.GenerateName, "computeDomain", klog.KObj(cd))
+	if group == "" {
+		HoldForClique(pod, cd.Name)
+		logger.V(2).Info("Pod held for its ComputeDomain's clique placement", "why", why)
 		return nil
 	}
+	labelWithDomain(pod, cd.Name)
+	workloadapi.JoinPodGroup(&pod.Spec, group)
+	logger.V(2).Info("Pod joins its ComputeDomain's PodGroup", "podGroup", group)
 	return nil
+}
+
+// domainOf is the domain with spec.numNodes whose workload claim template the pod uses (the first such
+// template's), or nil. The cache answers first. When it knows no domain for any of the pod's templates, the
+// API server is asked (one list of the namespace's ComputeDomains): a domain created a moment before its pods,
+// as one `kubectl apply -f` of both does, may not have reached the cache yet, and a pod admitted without its
+// group while the domain's other pods join it leaves the gang short of its minCount for good. So a pod of no
+// domain (a plain GPU pod with a claim template) costs one live list; a pod of a cached domain costs none.
+func (j podGroupJoiner) domainOf(ctx context.Context, ns string, spec *corev1.PodSpec) (*v1beta1.ComputeDomain, error) {
+	var templates []string
+	for _, c := range spec.ResourceClaims {
+		if c.ResourceClaimTemplateName != nil {
+			templates = append(templates, *c.ResourceClaimTemplateName)
+		}
+	}
+	known := false
+	for _, t := range templates {
+		var domains v1beta1.ComputeDomainList
+		if err := j.domains.List(ctx, &domains, client.InNamespace(ns), client.MatchingFields{ClaimTemplateField: t}); err != nil {
+			return nil, fmt.Errorf("find the ComputeDomain of claim template %s/%s: %w", ns, t, err)
+		}
+		known = known || len(domains.Items) > 0
+		if cd := gangDomain(domains.Items); cd != nil {
+			return cd, nil
+		}
+	}
+	if known || j.live == nil || len(templates) == 0 {
+		return nil, nil
+	}
+	var all v1beta1.ComputeDomainList
+	if err := j.live.List(ctx, &all, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("find the ComputeDomain of claim templates %v in namespace %s (none in the webhook's cache yet): %w", templates, ns, err)
+	}
+	for _, t := range templates {
+		var named []v1beta1.ComputeDomain
+		for _, cd := range all.Items {
+			if cd.Spec.Channel.ResourceClaimTemplate.Name == t {
+				named = append(named, cd)
+			}
+		}
+		if cd := gangDomain(named); cd != nil {
+			klog.FromContext(ctx).V(2).Info("ComputeDomain found by the API server before the webhook's cache", "computeDomain", klog.KObj(cd), "claimTemplate", t)
+			return cd, nil
+		}
+	}
+	return nil, nil
+}
+
+// gangDomain is the one domain naming a template, when it has spec.numNodes: two domains naming one template
+// leave the pod alone (only one controls the template, and the pod's claim says nothing of which), and for a
+// domain without numNodes the controller makes no PodGroup (a pod that names one that never comes is never
+// scheduled).
+func gangDomain(named []v1beta1.ComputeDomain) *v1beta1.ComputeDomain {
+	if len(named) != 1 || named[0].Spec.NumNodes == 0 {
+		return nil
+	}
+	return &named[0]
 }
 
 // groupOf is the PodGroup the domain's pod joins, or "" and why when it is held for the controller instead.

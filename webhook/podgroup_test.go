@@ -16,6 +16,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -240,4 +241,84 @@ func TestPodGroupJoinerGivesEachRankItsSlicePodGroup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// One `kubectl apply -f` creates a domain and its pods a moment apart: the first pod may reach the webhook
+// before the domain reaches its cache. Admitted without the domain's PodGroup while the others join it, that
+// pod never counts towards the gang's minCount and the others wait for good. The webhook asks the API server
+// when the cache knows no domain for the pod's templates.
+func TestPodGroupJoinerFindsADomainItsCacheHasNotSeenYet(t *testing.T) {
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gang := utiltesting.MakeComputeDomain("gang", "team-a").Channel("gang-channel").NumNodes(2).Obj()
+	staleCache := fake.NewClientBuilder().WithScheme(scheme).WithIndex(gang, ClaimTemplateField, ClaimTemplateOf).Build()
+	apiServer := &countingReader{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(gang,
+		utiltesting.MakeComputeDomain("elastic", "team-a").Channel("elastic-channel").Obj()).Build()}
+	joiner := podGroupJoiner{domains: staleCache, live: apiServer, placement: Placement{WorkloadAPI: true, MaxNodesPerClique: 18}}
+
+	newPod := func(templates ...string) *corev1.Pod {
+		p := &corev1.Pod{}
+		p.Namespace = "team-a"
+		for i, tmpl := range templates {
+			p.Spec.ResourceClaims = append(p.Spec.ResourceClaims, corev1.PodResourceClaim{Name: string(rune('a' + i)), ResourceClaimTemplateName: ptr.To(tmpl)})
+		}
+		return p
+	}
+	p := newPod("four-gpus", "gang-channel")
+	if err := joiner.Default(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if got := workloadapi.PodGroupName(&p.Spec); got != "gang" || p.Labels[v1beta1.PlacementDomainLabelKey] != "gang" {
+		t.Errorf("pod of a domain not yet cached: podGroupName %q labels %v, want the domain's PodGroup and label", got, p.Labels)
+	}
+	for _, tmpl := range []string{"four-gpus", "elastic-channel"} {
+		p := newPod(tmpl)
+		if err := joiner.Default(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if got := workloadapi.PodGroupName(&p.Spec); got != "" || len(p.Labels) != 0 {
+			t.Errorf("pod with template %s: podGroupName %q labels %v, want it left alone", tmpl, got, p.Labels)
+		}
+	}
+	if apiServer.lists != 3 {
+		t.Errorf("%d live lists for three pods none of whose domains is cached, want 3", apiServer.lists)
+	}
+
+	// A pod of a domain the cache knows costs no live list.
+	warmCache := fake.NewClientBuilder().WithScheme(scheme).WithObjects(gang).WithIndex(gang, ClaimTemplateField, ClaimTemplateOf).Build()
+	cached := podGroupJoiner{domains: warmCache, live: apiServer, placement: joiner.placement}
+	apiServer.lists = 0
+	if err := cached.Default(context.Background(), newPod("gang-channel")); err != nil {
+		t.Fatal(err)
+	}
+	if apiServer.lists != 0 {
+		t.Errorf("%d live lists for a pod of a cached domain, want 0", apiServer.lists)
+	}
+
+	// An API server that cannot answer refuses the pod, naming why, rather than admitting it outside its gang.
+	failing := podGroupJoiner{domains: staleCache, live: failingReader{}, placement: joiner.placement}
+	err = failing.Default(context.Background(), newPod("gang-channel"))
+	if err == nil || !strings.Contains(err.Error(), "gang-channel") || !strings.Contains(err.Error(), "team-a") {
+		t.Errorf("live list failing: err %v, want one naming the template and the namespace", err)
+	}
+}
+
+// countingReader counts the List calls it passes on.
+type countingReader struct {
+	client.Reader
+	lists int
+}
+
+func (r *countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	r.lists++
+	return r.Reader.List(ctx, list, opts...)
+}
+
+// failingReader is an API server that does not answer.
+type failingReader struct{ client.Reader }
+
+func (failingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("connection refused")
 }

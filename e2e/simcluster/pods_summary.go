@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// PodsSummary describes the pods of a namespace for test failure messages: each pod's phase, node and the
-// messages of its conditions that are not true.
+// PodsSummary describes the pods of a namespace for test failure messages: each pod's phase, node, scheduling
+// group and gates, and the messages of its conditions that are not true.
 func PodsSummary(ctx context.Context, client kubernetes.Interface, ns string) string {
 	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -34,6 +34,12 @@ func PodsSummary(ctx context.Context, client kubernetes.Interface, ns string) st
 	var parts []string
 	for _, p := range pods.Items {
 		part := fmt.Sprintf("%s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
+		if g := p.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
+			part += fmt.Sprintf(" in PodGroup %q", *g.PodGroupName)
+		}
+		for _, g := range p.Spec.SchedulingGates {
+			part += fmt.Sprintf(" gated by %s", g.Name)
+		}
 		for _, c := range p.Status.Conditions {
 			if c.Status != corev1.ConditionTrue && c.Message != "" {
 				part += fmt.Sprintf(" (%s: %s)", c.Type, c.Message)

@@ -15,8 +15,10 @@
 package suite
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -154,7 +156,13 @@ func waitForReadyDomainOfNodesWithin(ctx SpecContext, ns, name string, n int, ti
 	Eventually(ctx, func(g Gomega) {
 		var cd cdv1beta1.ComputeDomain
 		g.Expect(computeDomains().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cd)).To(Succeed())
-		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string {
+			conditions := make([]string, 0, len(cd.Status.Conditions))
+			for _, c := range cd.Status.Conditions {
+				conditions = append(conditions, fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+			}
+			return podsSummary(ctx, ns) + "; domain conditions: " + strings.Join(conditions, "; ")
+		})
 		g.Expect(cd.Status.Nodes).To(HaveLen(n))
 		for _, node := range cd.Status.Nodes {
 			g.Expect(node.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", node.Name)

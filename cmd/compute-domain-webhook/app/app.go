@@ -153,7 +153,11 @@ func run(ctx context.Context, o *options, restConfig *rest.Config) error {
 				return fmt.Errorf("--pod-groups: %w", err)
 			}
 		}
-		srv.Register(webhook.PodGroupPath, webhook.PodGroupHandler(scheme, domains, placement))
+		live, err := client.New(restConfig, client.Options{Scheme: scheme})
+		if err != nil {
+			return fmt.Errorf("--pod-groups: client: %w", err)
+		}
+		srv.Register(webhook.PodGroupPath, webhook.PodGroupHandler(scheme, domains, live, placement))
 	}
 	srv.WebhookMux().HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain, "podGroups", o.podGroups,
