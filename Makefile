@@ -96,6 +96,8 @@ verify: $(CONTROLLER_GEN) ## Fail when generated code, CRDs or go.mod files do n
 .PHONY: test-unit
 test-unit: testbins $(HELM) ## Unit tests and envtest suites of the product module (real kube-apiserver + etcd).
 	go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) ./...
+	# The crash hook of the process-kill harness exists only in a -tags crashtest build.
+	go test -p $(GO_TEST_P) $(GO_TEST_FLAGS) -tags crashtest -run ProcessCrashHook ./internal/draplugin/
 
 .PHONY: test-e2e
 test-e2e: testbins kueue ## Ginkgo e2e suites against the embedded simulated cluster (e2e/kueue runs bin/kueue).
