@@ -46,6 +46,7 @@
 // Every prepare is checkpointed (started before any side effect, completed
 // after), and unprepare works from the checkpoint alone: it never needs the
 // domain, so a deleted domain cannot leave pods stuck. The plugin never writes
-// to the API: it reads ComputeDomains from a cache and publishes its slices
+// to the API: it reads ComputeDomains from caches of one namespace each, kept
+// only while prepares there use them (WatchedDomains), and publishes its slices
 // through the kubelet helper.
 package computedomain

@@ -17,75 +17,223 @@ package computedomain
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
-// DomainLookup finds ComputeDomains by UID in a local cache (prepare must not
-// cost API reads) and says when one changes there, so that a prepare waiting
-// for its node's place in a domain wakes on the domain's next status write
-// instead of polling.
+// DomainLookup finds ComputeDomains by UID in a local cache and says when one
+// changes there, so that a prepare waiting for its node's place in a domain
+// wakes on the domain's next status write instead of polling.
 type DomainLookup interface {
-	// DomainByUID returns the domain, or nil when none with that UID exists.
-	DomainByUID(ctx context.Context, uid types.UID) (*apiv1beta1.ComputeDomain, error)
+	// DomainByUID returns the domain with that UID in namespace (in any
+	// namespace when namespace is ""), or nil when there is none.
+	DomainByUID(ctx context.Context, namespace string, uid types.UID) (*apiv1beta1.ComputeDomain, error)
 	// Changed returns a channel that is closed the next time the domain with
 	// that UID is added, updated or deleted in the cache, after the call. A
 	// caller subscribes before it reads the domain, so no change is missed.
 	Changed(uid types.UID) <-chan struct{}
+	// Hold keeps the namespace's domains watched until release is called: a
+	// prepare holds them while it waits for a change.
+	Hold(namespace string) (release func())
 }
 
-// DomainUIDIndex is the field index CachedDomains needs on ComputeDomains.
-const DomainUIDIndex = "metadata.uid"
+// DomainWatchGrace is how long a namespace's domains stay watched after the
+// last prepare there looked one up or waited: the pods of one Job that land on
+// a node a moment apart share the watch.
+const DomainWatchGrace = 2 * time.Second
 
-// IndexDomainUID is the indexer function for DomainUIDIndex.
-func IndexDomainUID(o client.Object) []string { return []string{string(o.GetUID())} }
+// domainUIDIndex indexes a namespace's ComputeDomains by UID.
+const domainUIDIndex = "uid"
 
-// CachedDomains looks domains up in a controller-runtime cache and tells
-// waiters when one changes, from the cache's ComputeDomain informer.
-type CachedDomains struct {
-	cache   cache.Cache
+// WatchedDomains looks ComputeDomains up in informers of one namespace each,
+// started by a lookup in that namespace and stopped once nothing holds it and
+// no lookup has come for the grace time. A node's plugin so watches a
+// namespace's domains only while it prepares claims there, mostly for the
+// moments a channel claim waits for its node's place in its domain. A
+// domain's status lists every node of the domain, and with every plugin of
+// the cluster watching every domain all the time, each status write of an
+// N-node domain reached every plugin: N² bytes per formation (6.8 GB at 1,024
+// nodes). The price is one list of the namespace's ComputeDomains when a
+// prepare there finds no informer running.
+type WatchedDomains struct {
+	client  client.WithWatch
+	grace   time.Duration
+	clock   clock.WithTicker
 	changes DomainChanges
+
+	mu      sync.Mutex
+	watches map[string]*namespaceWatch
 }
 
-// NewCachedDomains looks domains up in c; Watch must run before c starts.
-func NewCachedDomains(c cache.Cache) *CachedDomains { return &CachedDomains{cache: c} }
+// namespaceWatch is the informer of one namespace's ComputeDomains.
+type namespaceWatch struct {
+	informer toolscache.SharedIndexInformer
+	stop     context.CancelFunc
+	// synced is closed once the informer has listed the namespace, or failed
+	// to before its stop (err).
+	synced chan struct{}
+	err    error
+	// holders are the Holds not released; lastUse the latest lookup or
+	// release.
+	holders int
+	lastUse time.Time
+}
 
-// Watch adds the DomainUIDIndex and the change notifications to the cache's
-// ComputeDomain informer. Call it before the cache starts.
-func (c *CachedDomains) Watch(ctx context.Context) error {
-	if err := c.cache.IndexField(ctx, &apiv1beta1.ComputeDomain{}, DomainUIDIndex, IndexDomainUID); err != nil {
-		return fmt.Errorf("ComputeDomain cache: %w", err)
+// NewWatchedDomains looks domains up through c; a namespace's informer stops
+// once nothing has held or looked it up for grace.
+func NewWatchedDomains(c client.WithWatch, grace time.Duration, clk clock.WithTicker) *WatchedDomains {
+	return &WatchedDomains{client: c, grace: grace, clock: clk, watches: map[string]*namespaceWatch{}}
+}
+
+// Run stops the informers that nothing uses, until ctx ends, and then all of
+// them.
+func (w *WatchedDomains) Run(ctx context.Context) {
+	ticker := w.clock.NewTicker(w.grace / 2)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			w.stopUnused(time.Time{})
+			return
+		case <-ticker.C():
+			w.stopUnused(w.clock.Now().Add(-w.grace))
+		}
 	}
-	inf, err := c.cache.GetInformer(ctx, &apiv1beta1.ComputeDomain{}, cache.BlockUntilSynced(false))
-	if err != nil {
-		return fmt.Errorf("ComputeDomain cache: %w", err)
+}
+
+// stopUnused stops the informers that nothing holds and that were last used
+// before cutoff (every one for the zero time).
+func (w *WatchedDomains) stopUnused(cutoff time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ns, nw := range w.watches {
+		if cutoff.IsZero() || (nw.holders == 0 && nw.lastUse.Before(cutoff)) {
+			nw.stop()
+			delete(w.watches, ns)
+		}
 	}
-	if _, err := inf.AddEventHandler(c.changes.Handler()); err != nil {
-		return fmt.Errorf("ComputeDomain cache: %w", err)
+}
+
+// Hold implements DomainLookup: the namespace's informer (started now when
+// none runs) is not stopped before release.
+func (w *WatchedDomains) Hold(namespace string) (release func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	nw := w.watchLocked(context.Background(), namespace)
+	nw.holders++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			nw.holders--
+			nw.lastUse = w.clock.Now()
+		})
 	}
-	return nil
+}
+
+// Watching returns the namespaces whose informers run ("" for every
+// namespace), for tests and diagnostics.
+func (w *WatchedDomains) Watching() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.watches))
+	for ns := range w.watches {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // DomainByUID implements DomainLookup.
-func (c *CachedDomains) DomainByUID(ctx context.Context, uid types.UID) (*apiv1beta1.ComputeDomain, error) {
-	var list apiv1beta1.ComputeDomainList
-	if err := c.cache.List(ctx, &list, client.MatchingFields{DomainUIDIndex: string(uid)}); err != nil {
+func (w *WatchedDomains) DomainByUID(ctx context.Context, namespace string, uid types.UID) (*apiv1beta1.ComputeDomain, error) {
+	nw := w.watch(ctx, namespace)
+	select {
+	case <-nw.synced:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("look up ComputeDomain %s: the list of namespace %q's ComputeDomains: %w", uid, namespace, context.Cause(ctx))
+	}
+	if nw.err != nil {
+		return nil, fmt.Errorf("look up ComputeDomain %s: %w", uid, nw.err)
+	}
+	objs, err := nw.informer.GetIndexer().ByIndex(domainUIDIndex, string(uid))
+	if err != nil {
 		return nil, fmt.Errorf("look up ComputeDomain %s: %w", uid, err)
 	}
-	if len(list.Items) == 0 {
-		return nil, nil
+	for _, o := range objs {
+		if cd, ok := o.(*apiv1beta1.ComputeDomain); ok {
+			return cd.DeepCopy(), nil
+		}
 	}
-	return &list.Items[0], nil
+	return nil, nil
 }
 
 // Changed implements DomainLookup.
-func (c *CachedDomains) Changed(uid types.UID) <-chan struct{} { return c.changes.Changed(uid) }
+func (w *WatchedDomains) Changed(uid types.UID) <-chan struct{} { return w.changes.Changed(uid) }
+
+// watch returns the namespace's informer, started when none runs, and marks
+// it used now.
+func (w *WatchedDomains) watch(ctx context.Context, namespace string) *namespaceWatch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.watchLocked(ctx, namespace)
+}
+
+func (w *WatchedDomains) watchLocked(ctx context.Context, namespace string) *namespaceWatch {
+	if nw, ok := w.watches[namespace]; ok {
+		nw.lastUse = w.clock.Now()
+		return nw
+	}
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			list := &apiv1beta1.ComputeDomainList{}
+			return list, w.client.List(ctx, list, client.InNamespace(namespace), &client.ListOptions{Raw: &opts})
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return w.client.Watch(ctx, &apiv1beta1.ComputeDomainList{}, client.InNamespace(namespace), &client.ListOptions{Raw: &opts})
+		},
+	}
+	inf := toolscache.NewSharedIndexInformer(toolscache.ToListWatcherWithWatchListSemantics(lw, w.client), &apiv1beta1.ComputeDomain{}, 0, toolscache.Indexers{
+		domainUIDIndex: func(obj any) ([]string, error) {
+			o, ok := obj.(client.Object)
+			if !ok {
+				return nil, nil
+			}
+			return []string{string(o.GetUID())}, nil
+		},
+	})
+	// The informer lives past the lookup that started it, until it is unused.
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	nw := &namespaceWatch{informer: inf, stop: stop, synced: make(chan struct{}), lastUse: w.clock.Now()}
+	if _, err := inf.AddEventHandler(w.changes.Handler()); err != nil {
+		nw.err = fmt.Errorf("watch the ComputeDomains of namespace %q: %w", namespace, err)
+		close(nw.synced)
+		stop()
+		return nw
+	}
+	w.watches[namespace] = nw
+	go inf.RunWithContext(runCtx)
+	go func() {
+		defer close(nw.synced)
+		if !toolscache.WaitForCacheSync(runCtx.Done(), inf.HasSynced) {
+			nw.err = fmt.Errorf("the list of namespace %q's ComputeDomains: stopped before it synced", namespace)
+		}
+	}()
+	klog.FromContext(ctx).V(2).Info("Watching the ComputeDomains of a namespace", "namespace", namespace)
+	return nw
+}
 
 // DomainChanges hands out, per domain UID, one channel that the domain's next
 // change closes. Waiters of one domain share its channel, and a channel is

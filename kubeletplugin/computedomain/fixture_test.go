@@ -113,6 +113,8 @@ func (e *nodeEnv) ctx() context.Context {
 type fakeDomains struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*apiv1beta1.ComputeDomain
+	// held counts the namespaces' Holds not released.
+	held map[string]int
 	DomainChanges
 }
 
@@ -130,10 +132,32 @@ func (f *fakeDomains) remove(uid types.UID) {
 	f.Notify(uid)
 }
 
-func (f *fakeDomains) DomainByUID(_ context.Context, uid types.UID) (*apiv1beta1.ComputeDomain, error) {
+// Hold implements DomainLookup: the fake keeps every domain all the time and
+// counts the holds.
+func (f *fakeDomains) Hold(namespace string) func() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if cd, ok := f.byUID[uid]; ok {
+	if f.held == nil {
+		f.held = map[string]int{}
+	}
+	f.held[namespace]++
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.held[namespace]--
+	}
+}
+
+func (f *fakeDomains) holds(namespace string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held[namespace]
+}
+
+func (f *fakeDomains) DomainByUID(_ context.Context, namespace string, uid types.UID) (*apiv1beta1.ComputeDomain, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cd, ok := f.byUID[uid]; ok && (namespace == "" || cd.Namespace == namespace) {
 		return cd.DeepCopy(), nil
 	}
 	return nil, nil

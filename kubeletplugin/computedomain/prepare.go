@@ -63,6 +63,8 @@ func (s *nodeState) Prepare(ctx context.Context, claim *resourceapi.ResourceClai
 func (s *nodeState) waitAndPrepare(ctx context.Context, claim *resourceapi.ResourceClaim, domainUID types.UID, start time.Time) ([]kubeletplugin.Device, string, error) {
 	timer := s.clock.NewTimer(start.Add(s.cfg.ReadyWait).Sub(s.clock.Now()))
 	defer timer.Stop()
+	// The domains of a channel claim's namespace are watched while it waits.
+	defer s.domains.Hold(claim.Namespace)()
 	klog.FromContext(ctx).V(2).Info("Channel claim waits for its node's place in the domain", "claim", klog.KObj(claim), "domainUID", domainUID, "readyWait", s.cfg.ReadyWait)
 	for {
 		// Subscribe before looking, so that no change is missed.
@@ -140,14 +142,22 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	domain, err := s.domains.DomainByUID(ctx, plan.domainUID)
+	// A channel claim is served only by a domain of its own namespace, so it
+	// is looked up there; a daemon claim (in the operator's namespace) names a
+	// domain of any.
+	namespace := ""
+	if plan.kind == apiv1beta1.DeviceTypeChannel {
+		namespace = claim.Namespace
+	}
+	domain, err := s.domains.DomainByUID(ctx, namespace, plan.domainUID)
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
 	switch {
 	case domain == nil && plan.kind == apiv1beta1.DeviceTypeChannel:
 		return nil, &channelPendingError{claim: klog.KObj(claim), domainUID: plan.domainUID,
-			waitingFor: fmt.Sprintf("a ComputeDomain with UID %s", plan.domainUID), cause: "there is none (not created yet, or deleted)"}
+			waitingFor: fmt.Sprintf("a ComputeDomain with UID %s in namespace %s", plan.domainUID, namespace),
+			cause:      "there is none (not created yet, or deleted; a channel claim is served only by a domain of its own namespace)"}
 	case domain == nil:
 		return nil, fmt.Errorf("prepare claim %s: %w: no ComputeDomain with UID %s (not created yet, or deleted)", klog.KObj(claim), ErrWaitingForDomain, plan.domainUID)
 	case plan.kind == apiv1beta1.DeviceTypeChannel:

@@ -80,13 +80,13 @@ func TestPrepare(t *testing.T) {
 				claimSate: checkpoint.PrepareCompleted,
 			},
 		},
-		"a claim in another namespace than its domain is refused and changes nothing": {
+		"a claim in another namespace than its domain finds no domain there and gets no channel": {
 			profile: "gb200-nvl72",
 			domain: func(c string) *apiv1beta1.ComputeDomain {
 				return domain("a", "team-a", uidA, c, ptr.To[int32](7), testNode)
 			},
 			claim: channelClaim("w", "team-b", "claim-1", 0, uidA, ""),
-			want:  want{err: ErrRefused, errText: `the claim is in namespace "team-b" but ComputeDomain team-a/a is in "team-a"`},
+			want:  want{err: ErrWaitingForDomain, errText: "a ComputeDomain with UID " + string(uidA) + " in namespace team-b: there is none"},
 		},
 		"a node without a multi-node fabric succeeds with nothing injected": {
 			profile: "hgx-h100-8",
@@ -111,7 +111,7 @@ func TestPrepare(t *testing.T) {
 		"a domain the API does not know (yet) is a retryable wait": {
 			profile: "gb200-nvl72",
 			claim:   channelClaim("w", "team-a", "claim-1", 0, uidA, ""),
-			want:    want{err: ErrWaitingForDomain, errText: "a ComputeDomain with UID " + string(uidA) + ": there is none"},
+			want:    want{err: ErrWaitingForDomain, errText: "a ComputeDomain with UID " + string(uidA) + " in namespace team-a: there is none"},
 		},
 		"an unknown field in the channel config is refused": {
 			profile: "gb200-nvl72",
@@ -266,9 +266,10 @@ func TestTwoDomainsOnOneNodeAreIsolated(t *testing.T) {
 	if diff := cmp.Diff([]string{"/dev/nvidia-caps-imex-channels/channel5"}, view(t, e, resB).DeviceNodes); diff != "" {
 		t.Errorf("domain B's pod (-want +got):\n%s", diff)
 	}
-	// A team-b claim naming domain A is refused: B's pods cannot get A's channel.
-	if res := prepare(t, d, channelClaim("steal", "team-b", "claim-c", 7, uidA, "")); !errors.Is(res.Err, ErrRefused) {
-		t.Errorf("cross-namespace claim: err = %v, want ErrRefused", res.Err)
+	// A team-b claim naming domain A gets nothing: domains are looked up in the claim's namespace, so B's pods
+	// cannot get A's channel (the claim waits for a domain of that UID in team-b, which never comes).
+	if res := prepare(t, d, channelClaim("steal", "team-b", "claim-c", 7, uidA, "")); !errors.Is(res.Err, ErrWaitingForDomain) || len(res.Devices) != 0 {
+		t.Errorf("cross-namespace claim: err = %v, devices %v; want ErrWaitingForDomain and none", res.Err, res.Devices)
 	}
 }
 

@@ -54,6 +54,10 @@ func TestAChannelClaimIsPreparedByTheCallDuringWhichItsNodeJoins(t *testing.T) {
 	case res := <-done:
 		t.Fatalf("the call returned after %s, before the node joined the domain: %v", time.Since(start), res.Err)
 	case <-time.After(joinsAfter):
+		// The waiting call keeps its namespace's domains watched (WatchedDomains stops an unheld watch).
+		if n := e.domains.holds("team-a"); n != 1 {
+			t.Errorf("the waiting call holds namespace team-a %d times, want once", n)
+		}
 		joined = time.Now()
 		e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](4), testNode))
 	}
@@ -61,6 +65,9 @@ func TestAChannelClaimIsPreparedByTheCallDuringWhichItsNodeJoins(t *testing.T) {
 	case res := <-done:
 		if res.Err != nil {
 			t.Fatalf("the call during which the node joined: %v", res.Err)
+		}
+		if n := e.domains.holds("team-a"); n != 0 {
+			t.Errorf("after the call namespace team-a is held %d times, want released", n)
 		}
 		if took := time.Since(joined); took > time.Second {
 			t.Errorf("the call returned %s after the node joined: it should wake on the domain's change", took)
@@ -129,7 +136,7 @@ func TestABrokenDomainFailsAfterTheWaitNamingTheCause(t *testing.T) {
 			wantErr: []string{"its status gives clique", "no IMEX channel", "ChannelsExhausted", "all 2047 channels are held"},
 		},
 		"no such domain": {
-			wantErr:     []string{"for a ComputeDomain with UID " + string(uidA) + ": there is none (not created yet, or deleted)"},
+			wantErr:     []string{"for a ComputeDomain with UID " + string(uidA) + " in namespace team-a: there is none (not created yet, or deleted"},
 			notRecorded: true,
 		},
 	}

@@ -24,7 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
 	"github.com/computedomain-operator/computedomain-operator/internal/draplugin"
@@ -44,16 +45,16 @@ func Run(ctx context.Context, args []string) error {
 // simulated cluster); a --kubeconfig flag is ignored. env replaces the
 // process environment (nil: none).
 func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
-	return run(ctx, args, startup.EnvLookup(env), func(*options) (*cluster, error) { return clusterFromConfig(rest.CopyConfig(restConfig)) })
+	return run(ctx, args, startup.EnvLookup(env), func(o *options) (*cluster, error) { return clusterFromConfig(rest.CopyConfig(restConfig), o) })
 }
 
 // cluster is the plugin's view of the API: a clientset for the kubelet
-// helper and the stale-claim cleanup, and the ComputeDomains from a local
-// cache.
+// helper and the stale-claim cleanup, and the ComputeDomains from local
+// caches.
 type cluster struct {
 	kube    kubernetes.Interface
 	domains computedomain.DomainLookup
-	// start starts the domain cache and returns once it is synced.
+	// start starts what keeps the domain caches.
 	start func(ctx context.Context) error
 }
 
@@ -94,12 +95,12 @@ func clusterFromKubeconfig(o *options) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return clusterFromConfig(cfg)
+	return clusterFromConfig(cfg, o)
 }
 
-// clusterFromConfig builds the clientset and a cache of every ComputeDomain,
-// indexed by UID.
-func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
+// clusterFromConfig builds the clientset and the ComputeDomain lookup: the
+// domains of a namespace are watched while the node prepares claims there.
+func clusterFromConfig(cfg *rest.Config, o *options) (*cluster, error) {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -108,23 +109,13 @@ func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return nil, fmt.Errorf("ComputeDomain cache: %w", err)
+		return nil, fmt.Errorf("ComputeDomain client: %w", err)
 	}
-	domains := computedomain.NewCachedDomains(c)
+	domains := computedomain.NewWatchedDomains(c, computedomain.DomainWatchGrace, clock.RealClock{})
 	start := func(ctx context.Context) error {
-		if err := domains.Watch(ctx); err != nil {
-			return err
-		}
-		go func() {
-			if err := c.Start(ctx); err != nil {
-				klog.FromContext(ctx).Error(err, "ComputeDomain cache stopped")
-			}
-		}()
-		if !c.WaitForCacheSync(ctx) {
-			return fmt.Errorf("ComputeDomain cache did not sync: %w", ctx.Err())
-		}
+		go domains.Run(ctx)
 		return nil
 	}
 	return &cluster{kube: kube, domains: domains, start: start}, nil

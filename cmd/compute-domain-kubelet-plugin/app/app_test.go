@@ -79,10 +79,12 @@ func (s *staticDomains) set(cd *v1beta1.ComputeDomain) {
 	s.Notify(cd.UID)
 }
 
-func (s *staticDomains) DomainByUID(_ context.Context, uid types.UID) (*v1beta1.ComputeDomain, error) {
+func (s *staticDomains) Hold(string) func() { return func() {} }
+
+func (s *staticDomains) DomainByUID(_ context.Context, namespace string, uid types.UID) (*v1beta1.ComputeDomain, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cd, ok := s.m[uid]; ok {
+	if cd, ok := s.m[uid]; ok && (namespace == "" || cd.Namespace == namespace) {
 		return cd.DeepCopy(), nil
 	}
 	return nil, nil

@@ -25,6 +25,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -68,6 +69,10 @@ type formationRun struct {
 	// controllerCPU is the ComputeDomain controller's CPU time from the Job's creation until formation (the
 	// samples of a CPU profile on the goroutines labeled with its binary's name).
 	controllerCPU time.Duration
+	// domainWatchBytes and domainWatchEvents are what the API server sent its ComputeDomain watchers from the
+	// domain's creation until formation (apiserver_watch_events_sizes and _total): the cost of every status
+	// write times the number of watchers that receive it.
+	domainWatchBytes, domainWatchEvents float64
 }
 
 // auditedWrites counts the audited writes, and the 409 and 429 answers among them.
@@ -237,6 +242,10 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	// writes are part of the formation); the clock starts at the Job, as
 	// users run it.
 	b.counter.reset()
+	watchBefore, err := domainWatchSent(ctx, b.client)
+	if err != nil {
+		return r, err
+	}
 	from := time.Now()
 	if _, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Create(ctx, cd, metav1.CreateOptions{}); err != nil {
 		return r, err
@@ -250,7 +259,7 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	}
 	// Listing every pod costs the API server too: poll less often in large clusters.
 	interval := 50 * time.Millisecond * time.Duration(max(1, b.nodes/64))
-	err := wait.PollUntilContextTimeout(ctx, interval, b.timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, interval, b.timeout, true, func(ctx context.Context) (bool, error) {
 		if r.toReady == 0 {
 			got, err := b.dyn.Resource(computeDomains).Namespace(benchNamespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -286,6 +295,11 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 	var profErr error
 	r.controllerCPU, profErr = b.profile.stop()
 	r.counts = b.counter.snapshot()
+	watchAfter, watchErr := domainWatchSent(ctx, b.client)
+	if watchErr != nil {
+		return r, watchErr
+	}
+	r.domainWatchBytes, r.domainWatchEvents = watchAfter.bytes-watchBefore.bytes, watchAfter.events-watchBefore.events
 	var auditErr error
 	if r.audited, auditErr = b.audit(from, time.Now()); auditErr != nil {
 		return r, auditErr
@@ -301,6 +315,39 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 		return r, err
 	}
 	return r, b.teardown(ctx, name)
+}
+
+// watchSent is what the API server has sent watchers of one resource since it started.
+type watchSent struct{ bytes, events float64 }
+
+// domainWatchSent reads the API server's metrics for what it has sent ComputeDomain watchers.
+func domainWatchSent(ctx context.Context, client kubernetes.Interface) (watchSent, error) {
+	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return watchSent{}, fmt.Errorf("the API server's metrics: %w", err)
+	}
+	var sent watchSent
+	for line := range strings.Lines(string(raw)) {
+		if !strings.Contains(line, `group="resource.nvidia.com"`) || !strings.Contains(line, `resource="computedomains"`) {
+			continue
+		}
+		var into *float64
+		switch {
+		case strings.HasPrefix(line, "apiserver_watch_events_sizes_sum{"):
+			into = &sent.bytes
+		case strings.HasPrefix(line, "apiserver_watch_events_total{"):
+			into = &sent.events
+		default:
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return watchSent{}, fmt.Errorf("the API server's metrics: %q: %w", strings.TrimSpace(line), err)
+		}
+		*into += v
+	}
+	return sent, nil
 }
 
 // failedPrepares counts the run's pods with a FailedPrepareDynamicResources event, and the events with their
@@ -456,6 +503,8 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 		_, c, t := r.auditedWrites()
 		return float64(c + t)
 	}, "%.0f"))
+	_, _ = fmt.Fprintf(tw, "ComputeDomain watch events sent by the API server\t%s\n", count(func(r formationRun) float64 { return r.domainWatchEvents }, "%.0f"))
+	_, _ = fmt.Fprintf(tw, "ComputeDomain watch bytes sent by the API server\t%s\n", count(func(r formationRun) float64 { return r.domainWatchBytes / 1e6 }, "%.1f MB"))
 	_, _ = fmt.Fprintf(tw, "HTTP 409 conflicts (target 0)\t%s\n", count(func(r formationRun) float64 {
 		n := 0
 		for _, c := range r.counts.conflicts {
@@ -651,6 +700,9 @@ type formationPoint struct {
 	ConflictsOr429 int     `json:"audited409or429"`
 	// ControllerCPU is absent in the files of runs before issue 27.
 	ControllerCPU float64 `json:"controllerCPUSeconds,omitempty"`
+	// DomainWatchBytes and DomainWatchEvents are absent in the files of runs before December 7, 2026.
+	DomainWatchBytes  float64 `json:"domainWatchBytes,omitempty"`
+	DomainWatchEvents float64 `json:"domainWatchEvents,omitempty"`
 }
 
 func writeFormationJSON(path string, runs []formationRun, nodes int, cf clustercli.Flags) error {
@@ -661,7 +713,7 @@ func writeFormationJSON(path string, runs []formationRun, nodes int, cf clusterc
 			Bound: r.toScheduled.Seconds(), Ready: r.toReady.Seconds(), Running: r.toRunning.Seconds(),
 			BoundToReady: r.boundToReady().Seconds(), BoundToRunning: r.boundToRunning().Seconds(),
 			Retried: r.retried, FailedPrepares: r.failedPrepares, WritesPerNode: float64(w) / float64(nodes), ConflictsOr429: c + t,
-			ControllerCPU: r.controllerCPU.Seconds(),
+			ControllerCPU: r.controllerCPU.Seconds(), DomainWatchBytes: r.domainWatchBytes, DomainWatchEvents: r.domainWatchEvents,
 		})
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
