@@ -44,9 +44,10 @@ type DomainLookup interface {
 	// that UID is added, updated or deleted in the cache, after the call. A
 	// caller subscribes before it reads the domain, so no change is missed.
 	Changed(uid types.UID) <-chan struct{}
-	// Hold keeps the namespace's domains watched until release is called: a
-	// prepare holds them while it waits for a change.
-	Hold(namespace string) (release func())
+	// Hold keeps the namespace's domains watched until release is called,
+	// and returns once they are listed (or with ctx's error): a prepare
+	// holds its claim's namespace for the whole call.
+	Hold(ctx context.Context, namespace string) (release func(), err error)
 }
 
 // DomainWatchGrace is how long a namespace's domains stay watched after the
@@ -128,19 +129,35 @@ func (w *WatchedDomains) stopUnused(cutoff time.Time) {
 
 // Hold implements DomainLookup: the namespace's informer (started now when
 // none runs) is not stopped before release.
-func (w *WatchedDomains) Hold(namespace string) (release func()) {
+func (w *WatchedDomains) Hold(ctx context.Context, namespace string) (release func(), err error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	nw := w.watchLocked(context.Background(), namespace)
+	nw := w.watchLocked(ctx, namespace)
 	nw.holders++
+	w.mu.Unlock()
 	var once sync.Once
-	return func() {
+	release = func() {
 		once.Do(func() {
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			nw.holders--
 			nw.lastUse = w.clock.Now()
 		})
+	}
+	if err := nw.wait(ctx); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// wait returns once the informer has listed its namespace, with its error,
+// or with ctx's.
+func (nw *namespaceWatch) wait(ctx context.Context) error {
+	select {
+	case <-nw.synced:
+		return nw.err
+	case <-ctx.Done():
+		return fmt.Errorf("the list of the namespace's ComputeDomains: %w", context.Cause(ctx))
 	}
 }
 
@@ -160,13 +177,8 @@ func (w *WatchedDomains) Watching() []string {
 // DomainByUID implements DomainLookup.
 func (w *WatchedDomains) DomainByUID(ctx context.Context, namespace string, uid types.UID) (*apiv1beta1.ComputeDomain, error) {
 	nw := w.watch(ctx, namespace)
-	select {
-	case <-nw.synced:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("look up ComputeDomain %s: the list of namespace %q's ComputeDomains: %w", uid, namespace, context.Cause(ctx))
-	}
-	if nw.err != nil {
-		return nil, fmt.Errorf("look up ComputeDomain %s: %w", uid, nw.err)
+	if err := nw.wait(ctx); err != nil {
+		return nil, fmt.Errorf("look up ComputeDomain %s in namespace %q: %w", uid, namespace, err)
 	}
 	objs, err := nw.informer.GetIndexer().ByIndex(domainUIDIndex, string(uid))
 	if err != nil {

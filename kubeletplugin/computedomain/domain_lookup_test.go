@@ -92,7 +92,10 @@ func TestWatchedDomainsWatchOnlyWhilePreparesUseThem(t *testing.T) {
 		}
 		clk.Step(d)
 	}
-	release := w.Hold("team-a")
+	release, err := w.Hold(ctx, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 4 {
 		step(grace / 2)
 	}
@@ -105,8 +108,10 @@ func TestWatchedDomainsWatchOnlyWhilePreparesUseThem(t *testing.T) {
 	step(grace / 2)
 	watching()
 
-	// Holding a namespace nothing looked up yet starts its informer.
-	release = w.Hold("team-b")
+	// Holding a namespace nothing looked up yet starts its informer and returns once it has listed.
+	if release, err = w.Hold(ctx, "team-b"); err != nil {
+		t.Fatal(err)
+	}
 	watching("team-b")
 	release()
 	step(grace / 2)

@@ -134,7 +134,7 @@ func (f *fakeDomains) remove(uid types.UID) {
 
 // Hold implements DomainLookup: the fake keeps every domain all the time and
 // counts the holds.
-func (f *fakeDomains) Hold(namespace string) func() {
+func (f *fakeDomains) Hold(_ context.Context, namespace string) (func(), error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.held == nil {
@@ -145,7 +145,7 @@ func (f *fakeDomains) Hold(namespace string) func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.held[namespace]--
-	}
+	}, nil
 }
 
 func (f *fakeDomains) holds(namespace string) int {

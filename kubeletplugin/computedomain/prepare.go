@@ -48,6 +48,19 @@ import (
 // for and what the domain's status shows instead.
 func (s *nodeState) Prepare(ctx context.Context, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
 	start := s.clock.Now()
+	// The domains of the claim's namespace stay watched for the whole call
+	// (a waiting claim wakes on their changes), and their first list is made
+	// here, before the state's lock is taken, so that it holds up no other
+	// claim of the node. (A daemon claim's domain, looked up in every
+	// namespace, may still be listed under the lock: only NVIDIA-style
+	// per-domain daemon pods make such claims.)
+	release, err := s.domains.Hold(ctx, claim.Namespace)
+	if err != nil {
+		err = fmt.Errorf("prepare claim %s: %w: %w", klog.KObj(claim), ErrWaitingForDomain, err)
+		s.metrics.observePrepare("", s.clock.Since(start), err)
+		return kubeletplugin.PrepareResult{Err: err}
+	}
+	defer release()
 	devices, kind, err := s.prepareLocked(ctx, claim)
 	if pending, ok := errors.AsType[*channelPendingError](err); ok {
 		devices, kind, err = s.waitAndPrepare(ctx, claim, pending.domainUID, start)
@@ -63,8 +76,6 @@ func (s *nodeState) Prepare(ctx context.Context, claim *resourceapi.ResourceClai
 func (s *nodeState) waitAndPrepare(ctx context.Context, claim *resourceapi.ResourceClaim, domainUID types.UID, start time.Time) ([]kubeletplugin.Device, string, error) {
 	timer := s.clock.NewTimer(start.Add(s.cfg.ReadyWait).Sub(s.clock.Now()))
 	defer timer.Stop()
-	// The domains of a channel claim's namespace are watched while it waits.
-	defer s.domains.Hold(claim.Namespace)()
 	klog.FromContext(ctx).V(2).Info("Channel claim waits for its node's place in the domain", "claim", klog.KObj(claim), "domainUID", domainUID, "readyWait", s.cfg.ReadyWait)
 	for {
 		// Subscribe before looking, so that no change is missed.

@@ -45,7 +45,7 @@ func Run(ctx context.Context, args []string) error {
 // simulated cluster); a --kubeconfig flag is ignored. env replaces the
 // process environment (nil: none).
 func RunWithConfig(ctx context.Context, restConfig *rest.Config, args []string, env map[string]string) error {
-	return run(ctx, args, startup.EnvLookup(env), func(o *options) (*cluster, error) { return clusterFromConfig(rest.CopyConfig(restConfig), o) })
+	return run(ctx, args, startup.EnvLookup(env), func(*options) (*cluster, error) { return clusterFromConfig(rest.CopyConfig(restConfig)) })
 }
 
 // cluster is the plugin's view of the API: a clientset for the kubelet
@@ -95,12 +95,12 @@ func clusterFromKubeconfig(o *options) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return clusterFromConfig(cfg, o)
+	return clusterFromConfig(cfg)
 }
 
 // clusterFromConfig builds the clientset and the ComputeDomain lookup: the
 // domains of a namespace are watched while the node prepares claims there.
-func clusterFromConfig(cfg *rest.Config, o *options) (*cluster, error) {
+func clusterFromConfig(cfg *rest.Config) (*cluster, error) {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func (s *staticDomains) set(cd *v1beta1.ComputeDomain) {
 	s.Notify(cd.UID)
 }
 
-func (s *staticDomains) Hold(string) func() { return func() {} }
+func (s *staticDomains) Hold(context.Context, string) (func(), error) { return func() {}, nil }
 
 func (s *staticDomains) DomainByUID(_ context.Context, namespace string, uid types.UID) (*v1beta1.ComputeDomain, error) {
 	s.mu.Lock()
