@@ -115,7 +115,26 @@ type fakeDomains struct {
 	byUID map[types.UID]*apiv1beta1.ComputeDomain
 	// held counts the namespaces' Holds not released.
 	held map[string]int
+	// listing holds the namespaces whose domains are being listed: a Hold or
+	// a lookup there waits until the channel is closed.
+	listing map[string]chan struct{}
 	DomainChanges
+}
+
+// waitListed waits until the namespace's domains are listed.
+func (f *fakeDomains) waitListed(ctx context.Context, namespace string) error {
+	f.mu.Lock()
+	ch := f.listing[namespace]
+	f.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (f *fakeDomains) set(cd *apiv1beta1.ComputeDomain) {
@@ -134,7 +153,10 @@ func (f *fakeDomains) remove(uid types.UID) {
 
 // Hold implements DomainLookup: the fake keeps every domain all the time and
 // counts the holds.
-func (f *fakeDomains) Hold(_ context.Context, namespace string) (func(), error) {
+func (f *fakeDomains) Hold(ctx context.Context, namespace string) (func(), error) {
+	if err := f.waitListed(ctx, namespace); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.held == nil {
@@ -154,7 +176,10 @@ func (f *fakeDomains) holds(namespace string) int {
 	return f.held[namespace]
 }
 
-func (f *fakeDomains) DomainByUID(_ context.Context, namespace string, uid types.UID) (*apiv1beta1.ComputeDomain, error) {
+func (f *fakeDomains) DomainByUID(ctx context.Context, namespace string, uid types.UID) (*apiv1beta1.ComputeDomain, error) {
+	if err := f.waitListed(ctx, namespace); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cd, ok := f.byUID[uid]; ok && (namespace == "" || cd.Namespace == namespace) {

@@ -250,3 +250,41 @@ func TestDomainChangesWakeTheWaitersOfThatDomainOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestASlowFirstListOfANamespaceHoldsUpNoOtherClaim: the first prepare in a
+// namespace lists its ComputeDomains, which under a loaded API server takes
+// time; it does so before it takes the node state's lock, so a claim of
+// another namespace is prepared meanwhile.
+func TestASlowFirstListOfANamespaceHoldsUpNoOtherClaim(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	e.domains.set(domain("a", "team-a", uidA, e.clique, ptr.To[int32](3), testNode))
+	e.domains.set(domain("b", "team-b", uidB, e.clique, ptr.To[int32](4), testNode))
+	listed := make(chan struct{})
+	e.domains.mu.Lock()
+	e.domains.listing = map[string]chan struct{}{"team-a": listed}
+	e.domains.mu.Unlock()
+	d := e.driverWaiting(10 * time.Second)
+
+	slow := make(chan kubeletplugin.PrepareResult, 1)
+	go func() { slow <- prepare(t, d, channelClaim("wa", "team-a", "claim-a", 0, uidA, "")) }()
+	time.Sleep(100 * time.Millisecond)
+	other := make(chan kubeletplugin.PrepareResult, 1)
+	go func() { other <- prepare(t, d, channelClaim("wb", "team-b", "claim-b", 1, uidB, "")) }()
+	select {
+	case res := <-other:
+		if res.Err != nil {
+			t.Fatalf("the other namespace's claim: %v", res.Err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other namespace's claim waited for the first list of team-a's domains")
+	}
+	close(listed)
+	select {
+	case res := <-slow:
+		if res.Err != nil {
+			t.Fatalf("the claim whose namespace was being listed: %v", res.Err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the claim whose namespace was listed was not prepared")
+	}
+}
