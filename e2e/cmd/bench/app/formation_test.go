@@ -75,7 +75,12 @@ func TestBenchFormationRuns(t *testing.T) {
 	if run.ControllerCPU < 0 || run.ControllerCPU > run.Running {
 		t.Errorf("controller CPU %.3f s over a formation of %.3f s", run.ControllerCPU, run.Running)
 	}
-	for _, row := range []string{"API writes per node, API server's audit log", "last pod bound → all pods Running", "pods that needed a prepare retry", "controller CPU per node"} {
+	// The controller's watch at least saw the domain's creation and status writes; a watch event is more than
+	// a few bytes.
+	if run.DomainWatchEvents < 2 || run.DomainWatchBytes < 100*run.DomainWatchEvents {
+		t.Errorf("ComputeDomain watch events %.0f, bytes %.0f; want at least 2 events of 100 bytes or more\n%s", run.DomainWatchEvents, run.DomainWatchBytes, out.String())
+	}
+	for _, row := range []string{"API writes per node, API server's audit log", "last pod bound → all pods Running", "pods that needed a prepare retry", "controller CPU per node", "ComputeDomain watch bytes sent"} {
 		if !strings.Contains(out.String(), row) {
 			t.Errorf("the table has no row %q:\n%s", row, out.String())
 		}
