@@ -33,15 +33,17 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 )
 
-func TestPodGroupJoiner(t *testing.T) {
-	pod := func(templates ...string) *corev1.Pod {
-		p := &corev1.Pod{}
-		p.Namespace = "team-a"
-		for i, tmpl := range templates {
-			p.Spec.ResourceClaims = append(p.Spec.ResourceClaims, corev1.PodResourceClaim{Name: string(rune('a' + i)), ResourceClaimTemplateName: ptr.To(tmpl)})
-		}
-		return p
+// podUsing is a pod of namespace team-a with one claim from each template.
+func podUsing(templates ...string) *corev1.Pod {
+	p := &corev1.Pod{}
+	p.Namespace = "team-a"
+	for i, tmpl := range templates {
+		p.Spec.ResourceClaims = append(p.Spec.ResourceClaims, corev1.PodResourceClaim{Name: string(rune('a' + i)), ResourceClaimTemplateName: ptr.To(tmpl)})
 	}
+	return p
+}
+
+func TestPodGroupJoiner(t *testing.T) {
 	joined := func(p *corev1.Pod, group string) *corev1.Pod {
 		workloadapi.JoinPodGroup(&p.Spec, group)
 		return p
@@ -56,19 +58,19 @@ func TestPodGroupJoiner(t *testing.T) {
 		wantGroup string
 	}{
 		"an NVIDIA-style pod with a GPU claim and the domain's channel claim joins the domain's PodGroup": {
-			pod: pod("four-gpus", "gang-channel"), wantGroup: "gang",
+			pod: podUsing("four-gpus", "gang-channel"), wantGroup: "gang",
 		},
 		"a pod of a domain without numNodes gets no PodGroup, which would never come": {
-			pod: pod("elastic-channel"),
+			pod: podUsing("elastic-channel"),
 		},
 		"a template of a domain in another namespace is not this pod's": {
-			pod: pod("other-channel"),
+			pod: podUsing("other-channel"),
 		},
 		"a pod without a domain's template is left alone": {
-			pod: pod("four-gpus"),
+			pod: podUsing("four-gpus"),
 		},
 		"a pod that names its own scheduling group keeps it": {
-			pod: joined(pod("gang-channel"), "mine"), wantGroup: "mine",
+			pod: joined(podUsing("gang-channel"), "mine"), wantGroup: "mine",
 		},
 	}
 	scheme, err := kubescheme.New()
@@ -258,15 +260,7 @@ func TestPodGroupJoinerFindsADomainItsCacheHasNotSeenYet(t *testing.T) {
 		utiltesting.MakeComputeDomain("elastic", "team-a").Channel("elastic-channel").Obj()).Build()}
 	joiner := podGroupJoiner{domains: staleCache, live: apiServer, placement: Placement{WorkloadAPI: true, MaxNodesPerClique: 18}}
 
-	newPod := func(templates ...string) *corev1.Pod {
-		p := &corev1.Pod{}
-		p.Namespace = "team-a"
-		for i, tmpl := range templates {
-			p.Spec.ResourceClaims = append(p.Spec.ResourceClaims, corev1.PodResourceClaim{Name: string(rune('a' + i)), ResourceClaimTemplateName: ptr.To(tmpl)})
-		}
-		return p
-	}
-	p := newPod("four-gpus", "gang-channel")
+	p := podUsing("four-gpus", "gang-channel")
 	if err := joiner.Default(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +268,7 @@ func TestPodGroupJoinerFindsADomainItsCacheHasNotSeenYet(t *testing.T) {
 		t.Errorf("pod of a domain not yet cached: podGroupName %q labels %v, want the domain's PodGroup and label", got, p.Labels)
 	}
 	for _, tmpl := range []string{"four-gpus", "elastic-channel"} {
-		p := newPod(tmpl)
+		p := podUsing(tmpl)
 		if err := joiner.Default(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +284,7 @@ func TestPodGroupJoinerFindsADomainItsCacheHasNotSeenYet(t *testing.T) {
 	warmCache := fake.NewClientBuilder().WithScheme(scheme).WithObjects(gang).WithIndex(gang, ClaimTemplateField, ClaimTemplateOf).Build()
 	cached := podGroupJoiner{domains: warmCache, live: apiServer, placement: joiner.placement}
 	apiServer.lists = 0
-	if err := cached.Default(context.Background(), newPod("gang-channel")); err != nil {
+	if err := cached.Default(context.Background(), podUsing("gang-channel")); err != nil {
 		t.Fatal(err)
 	}
 	if apiServer.lists != 0 {
@@ -299,7 +293,7 @@ func TestPodGroupJoinerFindsADomainItsCacheHasNotSeenYet(t *testing.T) {
 
 	// An API server that cannot answer refuses the pod, naming why, rather than admitting it outside its gang.
 	failing := podGroupJoiner{domains: staleCache, live: failingReader{}, placement: joiner.placement}
-	err = failing.Default(context.Background(), newPod("gang-channel"))
+	err = failing.Default(context.Background(), podUsing("gang-channel"))
 	if err == nil || !strings.Contains(err.Error(), "gang-channel") || !strings.Contains(err.Error(), "team-a") {
 		t.Errorf("live list failing: err %v, want one naming the template and the namespace", err)
 	}
