@@ -503,7 +503,18 @@ func printFormationTable(w io.Writer, runs []formationRun, nodes, racks int) {
 		_, c, t := r.auditedWrites()
 		return float64(c + t)
 	}, "%.0f"))
+	statusWrites := func(r formationRun) float64 {
+		n := 0
+		for comp, byCall := range r.counts.writes {
+			if componentKind(comp) == simcluster.ControllerComponent {
+				n += byCall["PATCH computedomains/status"]
+			}
+		}
+		return float64(n)
+	}
+	_, _ = fmt.Fprintf(tw, "ComputeDomain status writes\t%s\n", count(statusWrites, "%.0f"))
 	_, _ = fmt.Fprintf(tw, "ComputeDomain watch events sent by the API server\t%s\n", count(func(r formationRun) float64 { return r.domainWatchEvents }, "%.0f"))
+	_, _ = fmt.Fprintf(tw, "ComputeDomain watch events per status write\t%s\n", count(func(r formationRun) float64 { return r.domainWatchEvents / max(1, statusWrites(r)) }, "%.0f"))
 	_, _ = fmt.Fprintf(tw, "ComputeDomain watch bytes sent by the API server\t%s\n", count(func(r formationRun) float64 { return r.domainWatchBytes / 1e6 }, "%.1f MB"))
 	_, _ = fmt.Fprintf(tw, "HTTP 409 conflicts (target 0)\t%s\n", count(func(r formationRun) float64 {
 		n := 0
