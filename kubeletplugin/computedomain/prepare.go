@@ -48,13 +48,11 @@ import (
 // for and what the domain's status shows instead.
 func (s *nodeState) Prepare(ctx context.Context, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
 	start := s.clock.Now()
-	// The domains of the claim's namespace stay watched for the whole call
-	// (a waiting claim wakes on their changes), and their first list is made
-	// here, before the state's lock is taken, so that it holds up no other
-	// claim of the node. (A daemon claim's domain, looked up in every
-	// namespace, may still be listed under the lock: only NVIDIA-style
-	// per-domain daemon pods make such claims.)
-	release, err := s.domains.Hold(ctx, claim.Namespace)
+	// The domains the claim's domain is looked up among stay watched for the
+	// whole call (a waiting claim wakes on their changes), and their first
+	// list is made here, before the state's lock is taken, so that it holds
+	// up no other claim of the node.
+	release, err := s.domains.Hold(ctx, s.domainNamespace(claim))
 	if err != nil {
 		err = fmt.Errorf("prepare claim %s: %w: %w", klog.KObj(claim), ErrWaitingForDomain, err)
 		s.metrics.observePrepare("", s.clock.Since(start), err)
@@ -116,6 +114,26 @@ func (s *nodeState) prepareLocked(ctx context.Context, claim *resourceapi.Resour
 	return devices, kind, err
 }
 
+// domainNamespace is where the claim's domain is looked up: a channel claim
+// is served only by a domain of its own namespace; a daemon claim (made in the
+// operator's namespace) names a domain of any (""). The kind is that of the
+// claim's first device of this driver; planClaim refuses a claim whose
+// devices differ in kind.
+func (s *nodeState) domainNamespace(claim *resourceapi.ResourceClaim) string {
+	if claim.Status.Allocation != nil {
+		for _, r := range claim.Status.Allocation.Devices.Results {
+			if r.Driver != s.cfg.DriverName {
+				continue
+			}
+			if kind, err := deviceKind(r.Device, s.cfg.ChannelSlots, s.cfg.DaemonSlots); err == nil && kind == apiv1beta1.DeviceTypeDaemon {
+				return ""
+			}
+			break
+		}
+	}
+	return claim.Namespace
+}
+
 // channelPendingError is a channel claim's retryable error while its node has
 // no place in its domain: what it waits for and what it finds instead.
 type channelPendingError struct {
@@ -153,13 +171,7 @@ func (s *nodeState) prepareClaim(ctx context.Context, claim *resourceapi.Resourc
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)
 	}
-	// A channel claim is served only by a domain of its own namespace, so it
-	// is looked up there; a daemon claim (in the operator's namespace) names a
-	// domain of any.
-	namespace := ""
-	if plan.kind == apiv1beta1.DeviceTypeChannel {
-		namespace = claim.Namespace
-	}
+	namespace := s.domainNamespace(claim)
 	domain, err := s.domains.DomainByUID(ctx, namespace, plan.domainUID)
 	if err != nil {
 		return nil, fmt.Errorf("prepare claim %s: %w", klog.KObj(claim), err)

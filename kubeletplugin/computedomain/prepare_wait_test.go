@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
@@ -286,5 +287,23 @@ func TestASlowFirstListOfANamespaceHoldsUpNoOtherClaim(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the claim whose namespace was listed was not prepared")
+	}
+}
+
+// A prepare holds the namespaces its claim's domain is looked up among: the claim's own for a channel claim,
+// every namespace ("") for a daemon claim, whose domain is in a tenant's namespace and never in the operator's.
+func TestAPrepareHoldsTheNamespaceItsDomainIsLookedUpIn(t *testing.T) {
+	e := newNodeEnv(t, "gb200-nvl72")
+	d := e.driver()
+	for _, tc := range []struct {
+		claim *resourceapi.ResourceClaim
+		want  string
+	}{
+		{channelClaim("w", "team-a", "claim-1", 0, uidA, ""), "team-a"},
+		{daemonClaim("d", "nvidia-dra", "claim-2", 0, uidA), ""},
+	} {
+		if got := d.state.domainNamespace(tc.claim); got != tc.want {
+			t.Errorf("%s claim %s: domains looked up in %q, want %q", tc.claim.Namespace, tc.claim.Name, got, tc.want)
+		}
 	}
 }

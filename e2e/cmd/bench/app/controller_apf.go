@@ -15,6 +15,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -100,30 +102,29 @@ type apiServerFigures struct {
 
 // readAPIServer reads the API server's flow control and request latency metrics with the admin's config.
 func readAPIServer(ctx context.Context, admin *rest.Config) (apiServerFigures, error) {
-	var none apiServerFigures
-	hc, err := rest.HTTPClientFor(admin)
+	kube, err := kubernetes.NewForConfig(admin)
 	if err != nil {
-		return none, err
+		return apiServerFigures{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(admin.Host, "/")+"/metrics", nil)
+	families, err := apiServerMetrics(ctx, kube.CoreV1().RESTClient())
 	if err != nil {
-		return none, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return none, fmt.Errorf("API server metrics: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return none, fmt.Errorf("API server metrics: HTTP %d: %s", resp.StatusCode, body)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return none, fmt.Errorf("API server metrics: %w", err)
+		return apiServerFigures{}, err
 	}
 	return apiServerFigures{apf: apfFromMetrics(families), calls: controllerCallLatencies(families)}, nil
+}
+
+// apiServerMetrics reads and parses the API server's metrics through an admin's REST client.
+func apiServerMetrics(ctx context.Context, admin rest.Interface) (map[string]*dto.MetricFamily, error) {
+	raw, err := admin.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("API server metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("API server metrics: %w", err)
+	}
+	return families, nil
 }
 
 // controllerCall is a kind of API request a new domain's reconcile sends. The benchmark's writer sends none

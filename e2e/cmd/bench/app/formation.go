@@ -25,12 +25,12 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/google/pprof/profile"
+	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -320,32 +320,26 @@ func (b formationBench) run(ctx context.Context, name string) (formationRun, err
 // watchSent is what the API server has sent watchers of one resource since it started.
 type watchSent struct{ bytes, events float64 }
 
-// domainWatchSent reads the API server's metrics for what it has sent ComputeDomain watchers.
+// domainWatchSent reads the API server's metrics for what it has sent ComputeDomain watchers
+// (apiserver_watch_events_sizes' sum and apiserver_watch_events_total, over their series).
 func domainWatchSent(ctx context.Context, client kubernetes.Interface) (watchSent, error) {
-	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	families, err := apiServerMetrics(ctx, client.CoreV1().RESTClient())
 	if err != nil {
-		return watchSent{}, fmt.Errorf("the API server's metrics: %w", err)
+		return watchSent{}, err
+	}
+	ofDomains := func(m *dto.Metric) bool {
+		return labelValue(m, "group") == cdv1beta1.GroupVersion.Group && labelValue(m, "resource") == computeDomains.Resource
 	}
 	var sent watchSent
-	for line := range strings.Lines(string(raw)) {
-		if !strings.Contains(line, `group="resource.nvidia.com"`) || !strings.Contains(line, `resource="computedomains"`) {
-			continue
+	for _, m := range families["apiserver_watch_events_sizes"].GetMetric() {
+		if ofDomains(m) {
+			sent.bytes += m.GetHistogram().GetSampleSum()
 		}
-		var into *float64
-		switch {
-		case strings.HasPrefix(line, "apiserver_watch_events_sizes_sum{"):
-			into = &sent.bytes
-		case strings.HasPrefix(line, "apiserver_watch_events_total{"):
-			into = &sent.events
-		default:
-			continue
+	}
+	for _, m := range families["apiserver_watch_events_total"].GetMetric() {
+		if ofDomains(m) {
+			sent.events += m.GetCounter().GetValue()
 		}
-		fields := strings.Fields(line)
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			return watchSent{}, fmt.Errorf("the API server's metrics: %q: %w", strings.TrimSpace(line), err)
-		}
-		*into += v
 	}
 	return sent, nil
 }
@@ -711,7 +705,7 @@ type formationPoint struct {
 	ConflictsOr429 int     `json:"audited409or429"`
 	// ControllerCPU is absent in the files of runs before issue 27.
 	ControllerCPU float64 `json:"controllerCPUSeconds,omitempty"`
-	// DomainWatchBytes and DomainWatchEvents are absent in the files of runs before December 7, 2026.
+	// DomainWatchBytes and DomainWatchEvents are absent in the files of runs before December 6, 2026.
 	DomainWatchBytes  float64 `json:"domainWatchBytes,omitempty"`
 	DomainWatchEvents float64 `json:"domainWatchEvents,omitempty"`
 }
