@@ -94,9 +94,9 @@ var _ = Describe("A ComputeDomain job on a cluster without the Workload API", fu
 
 		By("the job ends and frees its trays for the other specs")
 		Eventually(ctx, func(g Gomega) {
-			claims, err := pc.Client.ResourceV1().ResourceClaims(ns.Name).List(ctx, metav1.ListOptions{})
+			claims, err := simcluster.ClaimsHoldingDevices(ctx, pc.Client, ns.Name)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(claims.Items).To(BeEmpty())
+			g.Expect(claims).To(BeEmpty())
 		}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 	})
 })

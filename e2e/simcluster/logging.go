@@ -29,6 +29,10 @@ import (
 // verbosity, e.g. SIMCLUSTER_KLOG=2. By default it is silent.
 const KlogEnv = "SIMCLUSTER_KLOG"
 
+// KlogVmoduleEnv sets klog's -vmodule with KlogEnv, e.g. SIMCLUSTER_KLOG=0
+// SIMCLUSTER_KLOG_VMODULE=controller=5 for one component's files only.
+const KlogVmoduleEnv = "SIMCLUSTER_KLOG_VMODULE"
+
 var klogOnce sync.Once
 
 // configureGlobalKlog silences the process-global klog output the upstream
@@ -42,6 +46,9 @@ func configureGlobalKlog() {
 				v = "2"
 			}
 			_ = fs.Set("v", v)
+			if m, ok := os.LookupEnv(KlogVmoduleEnv); ok {
+				_ = fs.Set("vmodule", m)
+			}
 			return
 		}
 		_ = fs.Set("logtostderr", "false")

@@ -24,11 +24,13 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:staticcheck // Ginkgo's DSL, as in the suites
 	. "github.com/onsi/gomega"    //nolint:staticcheck // Gomega's DSL, as in the suites
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -298,6 +300,11 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 			holdings.Stop()
 			Expect(keys(used)).To(ConsistOf(c.RackClique(0), c.RackClique(1)), "the three jobs ran in the two racks with free trays")
 			Expect(holdings.Overfilled(15)).To(BeEmpty(), "more pods in one rack than its free trays\n%s", holdings)
+			for _, ns := range jobs {
+				if w := simcluster.PodWarnings(ctx, c.Client, ns); w != "" {
+					AddReportEntry("warnings of "+ns, w)
+				}
+			}
 			third := holdings.LastPlaced()
 			Expect(holdings.WaitedWhole(third, 2)).To(BeTrue(), "job %s, placed last, waited with no pod bound while the other two held both racks\n%s", third, holdings)
 		})
@@ -478,23 +485,64 @@ func (c *Cluster) BoundCliques(ctx context.Context, ns string, n int) map[string
 	return cliques
 }
 
-// WaitJobDone waits until the gang job in ns completed and its pods' claims are gone, so its trays are free.
+// WaitJobDone waits until the gang job in ns completed and none of its claims holds a device, so its trays are
+// free (see simcluster.ClaimsHoldingDevices for why not until its claims are gone).
 func (c *Cluster) WaitJobDone(ctx context.Context, ns string) {
 	GinkgoHelper()
 	Eventually(ctx, func(g Gomega) {
 		job, err := c.Client.BatchV1().Jobs(ns).Get(ctx, "gang-job", metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(job.Status.Succeeded).To(Equal(*job.Spec.Completions), func() string {
-			return fmt.Sprintf("job status %+v\n%s", job.Status, simcluster.PodsSummary(ctx, c.Client, ns))
+			return fmt.Sprintf("job status %+v\n%s\n%s", job.Status, c.domainSummary(ctx, ns), simcluster.PodsSummary(ctx, c.Client, ns))
 		})
-		claims, err := c.Client.ResourceV1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
+		claims, err := simcluster.ClaimsHoldingDevices(ctx, c.Client, ns)
 		g.Expect(err).NotTo(HaveOccurred())
-		names := make([]string, 0, len(claims.Items))
-		for _, cl := range claims.Items {
-			names = append(names, cl.Name)
-		}
-		g.Expect(names).To(BeEmpty(), "claims left")
+		g.Expect(claims).To(BeEmpty(), func() string { return "claims holding devices: " + c.claimsSummary(ctx, claims) })
 	}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+}
+
+// claimsSummary describes claims for failure messages: each one's finalizers, deletion, allocation, consumers
+// and the phase of the pod it was made for.
+func (c *Cluster) claimsSummary(ctx context.Context, claims []resourcev1.ResourceClaim) string {
+	parts := make([]string, 0, len(claims))
+	for _, cl := range claims {
+		part := fmt.Sprintf("%s: finalizers %v, allocated %t, reserved for %d", cl.Name, cl.Finalizers, cl.Status.Allocation != nil, len(cl.Status.ReservedFor))
+		for _, r := range cl.Status.ReservedFor {
+			part += fmt.Sprintf(" %s/%s", r.Resource, r.Name)
+		}
+		if cl.DeletionTimestamp != nil {
+			part += ", deleted at " + cl.DeletionTimestamp.UTC().Format("15:04:05")
+		}
+		for _, o := range cl.OwnerReferences {
+			if o.Kind != "Pod" {
+				continue
+			}
+			pod, err := c.Client.CoreV1().Pods(cl.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+			switch {
+			case err != nil:
+				part += fmt.Sprintf(", pod %s: %v", o.Name, err)
+			case pod.UID != o.UID:
+				part += fmt.Sprintf(", pod %s replaced", o.Name)
+			default:
+				part += fmt.Sprintf(", pod %s %s on %q", o.Name, pod.Status.Phase, pod.Spec.NodeName)
+			}
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// domainSummary describes the gang job's domain in ns for failure messages: its conditions and nodes.
+func (c *Cluster) domainSummary(ctx context.Context, ns string) string {
+	cd := &cdv1beta1.ComputeDomain{}
+	if err := c.CRClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gang-domain"}, cd); err != nil {
+		return "domain: " + err.Error()
+	}
+	parts := make([]string, 0, len(cd.Status.Conditions))
+	for _, cond := range cd.Status.Conditions {
+		parts = append(parts, fmt.Sprintf("%s=%s %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+	}
+	return fmt.Sprintf("domain %s/%s: %d nodes in status; %s", ns, cd.Name, len(cd.Status.Nodes), strings.Join(parts, "; "))
 }
 
 // Fixture reads a demo manifest.
