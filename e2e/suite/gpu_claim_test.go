@@ -108,7 +108,7 @@ var _ = Describe("A pod with two MIG devices constrained to one parent GPU", fun
 })
 
 var _ = Describe("A Job of GPU pods", func() {
-	It("runs its pods to completion and succeeds", func(ctx SpecContext) {
+	It("runs its pods to completion and succeeds, and its finished pods' claims hold no GPU", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		createFixture(ctx, ns, "demo/gpu-job.yaml")
 		Eventually(ctx, func(g Gomega) {
@@ -117,6 +117,18 @@ var _ = Describe("A Job of GPU pods", func() {
 			g.Expect(job.Status.Failed).To(BeZero())
 			g.Expect(job.Status.Succeeded).To(BeEquivalentTo(2))
 		}).WithTimeout(jobTimeout).Should(Succeed())
+
+		By("its finished pods' claims hold no GPU")
+		Eventually(ctx, func(g Gomega) {
+			holding, err := simcluster.ClaimsHoldingDevices(ctx, env.client, ns)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(holding).To(BeEmpty())
+		}).WithTimeout(podDeleteTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		// Kubernetes 1.37.2 makes the claims of a finished pod of a PodGroup again and again (e2e/placement
+		// checks the workaround); a plain Job's pod, not synced again while its claim lived, is mostly spared.
+		made, err := simcluster.ClaimsMadeWithin(ctx, env.client, ns, 3*time.Second)
+		Expect(err).NotTo(HaveOccurred())
+		AddReportEntry("claims made again for the 2 finished pods in 3 s", made)
 	})
 })
 

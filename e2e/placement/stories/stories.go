@@ -212,6 +212,15 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 				g.Expect(placement.Reason).To(Equal(mode.PlacedReason), placement.Message)
 			}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
 			c.WaitJobDone(ctx, ns)
+
+			By("the finished pods' claims: how many Kubernetes 1.37.2 makes again (pods of a PodGroup), and none once the Job's ttlSecondsAfterFinished let the pods go (docs/install.md)")
+			made, err := simcluster.ClaimsMadeWithin(ctx, c.Client, ns, 3*time.Second)
+			Expect(err).NotTo(HaveOccurred())
+			AddReportEntry("claims made again for the 16 finished pods in 3 s", made)
+			c.DeleteFinishedPods(ctx, ns)
+			made, err = simcluster.ClaimsMadeWithin(ctx, c.Client, ns, 3*time.Second)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(made).To(BeZero(), "claims made after the finished pods were deleted")
 		}, fixtureEntries(fixtures))
 
 		It("binds no pod of a 16-node job while no rack has 16 free trays, and the domain says why", func(ctx SpecContext) {
@@ -252,6 +261,7 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 			holdings.Stop()
 			Expect(holdings.Overfilled(15)).To(BeEmpty(), "more pods in one rack than its free trays\n%s", holdings)
 			AddReportEntry("placement", fmt.Sprintf("the two jobs ran at once: %t, in racks %v and %v", holdings.RanAtOnce(), keys(inA), keys(inB)))
+			c.DeleteFinishedPods(ctx, a, b)
 		})
 
 		It("refuses an 80-node domain whose 5 slices of 16 the 4 racks cannot hold: no pod binds, and the domain says why", func(ctx SpecContext) {
@@ -307,6 +317,7 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 			}
 			third := holdings.LastPlaced()
 			Expect(holdings.WaitedWhole(third, 2)).To(BeTrue(), "job %s, placed last, waited with no pod bound while the other two held both racks\n%s", third, holdings)
+			c.DeleteFinishedPods(ctx, jobs...)
 		})
 	})
 }
@@ -433,6 +444,16 @@ func (c *Cluster) CreateJob(ctx context.Context, ns, fixture string, o JobOption
 	}).WithTimeout(gangBindTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	_, err = c.Applier.Create(ctx, ns, job)
 	Expect(err).NotTo(HaveOccurred())
+}
+
+// DeleteFinishedPods lets the finished gang job of each namespace go with its pods and claims (the Job's
+// ttlSecondsAfterFinished), so that Kubernetes 1.37.2 stops making their claims again (see
+// simcluster.ClaimsHoldingDevices) and the next specs run without that load.
+func (c *Cluster) DeleteFinishedPods(ctx context.Context, namespaces ...string) {
+	GinkgoHelper()
+	for _, ns := range namespaces {
+		Expect(simcluster.DeleteFinishedPods(ctx, c.Client, ns, "gang-job", jobTimeout)).To(Succeed())
+	}
 }
 
 // DeleteNamespace deletes ns and waits until its pods are gone.
