@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -137,8 +138,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, pods cache.Cache) error 
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1beta1.ComputeDomain{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesRawSource(source.Kind(pods, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(r.domainOfPod))).
+		WatchesRawSource(source.Kind(pods, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(r.domainOfPod), changedUnlessFinished)).
 		Complete(r)
+}
+
+// changedUnlessFinished passes every pod event but an update of a pod that had finished already: a finished
+// pod holds no tray and takes no part in a placement, whatever else of it changes. Kubernetes 1.37.2's
+// resource claim controller rewrites a finished gang pod's status.resourceClaimStatuses several times a
+// second for as long as the pod exists (it makes the pod's deleted claims again, docs/install.md), and each
+// write would otherwise bring a pass over the domain's pods.
+var changedUnlessFinished = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool { return !podFinished(e.ObjectOld) || !podFinished(e.ObjectNew) },
+}
+
+// podFinished says whether o is a pod in phase Succeeded or Failed.
+func podFinished(o client.Object) bool {
+	p, ok := o.(*corev1.Pod)
+	return ok && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
 }
 
 // Reconcile finds the domain's held and released pods, picks the cliques of its slices once all their pods exist

@@ -30,12 +30,15 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -187,7 +190,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Named(ControllerName).
 		For(&v1beta1.ComputeDomain{}).
 		Watches(&resourcev1.ResourceClaimTemplate{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
-		Watches(&resourcev1.ResourceClaim{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations)).
+		Watches(&resourcev1.ResourceClaim{}, handler.EnqueueRequestsFromMapFunc(domainFromAnnotations), builder.WithPredicates(deletedOnlyIfAllocated)).
 		// A node's long-lived daemon pod, its IMEXNode and its clique's ensemble decide whether the domains
 		// whose workload runs on the node are ready there (the pod's address decides whether its IMEXNode
 		// is trusted: imexclique.TrustNodes).
@@ -256,6 +259,19 @@ func (r *Reconciler) domainsOnNodes(nodesOf func(client.Object) []string) handle
 // domainFromAnnotations maps an object the controller created (claim templates, PodGroups) or a workload
 // claim generated from its template (which copies the template's annotations) to the domain its
 // annotations name.
+// deletedOnlyIfAllocated passes every claim event but the deletion of a claim that held no allocation: such a
+// claim placed no node in the domain and held no channel, and the only figure it counted in, the domain's pods
+// waiting to be scheduled, is looked at again by the pass that counted it (checkEscapes requeues while any
+// wait). Kubernetes 1.37.2's resource claim controller deletes and makes again, several times a second, the
+// claims of a finished pod of a PodGroup for as long as the pod exists (docs/install.md); their deletions
+// would each bring a pass over a finished domain.
+var deletedOnlyIfAllocated = predicate.Funcs{
+	DeleteFunc: func(e event.DeleteEvent) bool {
+		c, ok := e.Object.(*resourcev1.ResourceClaim)
+		return !ok || c.Status.Allocation != nil || e.DeleteStateUnknown
+	},
+}
+
 func domainFromAnnotations(_ context.Context, o client.Object) []reconcile.Request {
 	ns, name := o.GetAnnotations()[v1beta1.DomainNamespaceAnnotation], o.GetAnnotations()[v1beta1.DomainNameAnnotation]
 	if ns == "" || name == "" {
