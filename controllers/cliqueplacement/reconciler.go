@@ -133,7 +133,8 @@ func NewPodCache(restConfig *rest.Config, mgr ctrl.Manager) (cache.Cache, error)
 }
 
 // SetupWithManager registers the controller: a domain is looked at when it is created, its spec changes or it
-// goes, and when one of its pods in pods (the cache of NewPodCache, the one Options.Pods reads) changes.
+// goes, and when one of its pods in pods (the cache of NewPodCache, the one Options.Pods reads) changes, unless
+// the pod had finished already (changedUnlessFinished).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, pods cache.Cache) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).

@@ -50,10 +50,8 @@ func PodsSummary(ctx context.Context, client kubernetes.Interface, ns string) st
 				part += fmt.Sprintf(" (%s: %s)", c.Type, c.Message)
 			}
 		}
-		for _, c := range p.Status.ContainerStatuses {
-			if w := c.State.Waiting; w != nil {
-				part += fmt.Sprintf(" [%s waiting: %s]", c.Name, w.Reason)
-			}
+		if w := WaitingReasons(&p); w != "" {
+			part += " [waiting: " + w + "]"
 		}
 		for _, w := range warnings[p.Name] {
 			part += " [" + w + "]"
@@ -63,8 +61,20 @@ func PodsSummary(ctx context.Context, client kubernetes.Interface, ns string) st
 	return "pods in " + ns + ": " + strings.Join(parts, "; ")
 }
 
+// WaitingReasons lists the reasons and messages of a pod's waiting containers ("" when none waits): a failed
+// prepare shows there, as with the kubelet.
+func WaitingReasons(pod *corev1.Pod) string {
+	var parts []string
+	for _, c := range pod.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil {
+			parts = append(parts, fmt.Sprintf("%s %s: %s", c.Name, w.Reason, w.Message))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // PodWarnings lists the latest warning event of each reason of each pod in ns ("" when there is none), for
-// report entries of specs whose pods should have needed no retry.
+// failure messages.
 func PodWarnings(ctx context.Context, client kubernetes.Interface, ns string) string {
 	byPod := podWarnings(ctx, client, ns)
 	pods := make([]string, 0, len(byPod))

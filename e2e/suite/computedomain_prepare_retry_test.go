@@ -223,7 +223,7 @@ var _ = Describe("A ComputeDomain pod on a node whose IMEX daemon is gone", Seri
 		Eventually(ctx, func(g Gomega) {
 			got, err = env.client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got.Status.Phase).To(Equal(corev1.PodRunning), "containers waiting: %s", waitingReasons(got))
+			g.Expect(got.Status.Phase).To(Equal(corev1.PodRunning), "containers waiting: %s", simcluster.WaitingReasons(got))
 		}).WithTimeout(resyncTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
 		Expect(got.Status.ContainerStatuses).To(HaveLen(1))
 		started := got.Status.ContainerStatuses[0].State.Running.StartedAt

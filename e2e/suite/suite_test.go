@@ -18,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -162,7 +161,7 @@ func runningPod(ctx context.Context, ns, name string) *corev1.Pod {
 		pod, err = env.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), func() string {
-			return fmt.Sprintf("pod %s/%s conditions %v, containers waiting: %s; %s", ns, name, pod.Status.Conditions, waitingReasons(pod), warningEvents(ctx, ns))
+			return fmt.Sprintf("pod %s/%s conditions %v, containers waiting: %s; %s", ns, name, pod.Status.Conditions, simcluster.WaitingReasons(pod), simcluster.PodWarnings(ctx, env.client, ns))
 		})
 	}).WithTimeout(podStartTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	return pod
@@ -171,31 +170,6 @@ func runningPod(ctx context.Context, ns, name string) *corev1.Pod {
 // podsSummary describes the pods of a namespace for failure messages.
 func podsSummary(ctx context.Context, ns string) string {
 	return simcluster.PodsSummary(ctx, env.client, ns)
-}
-
-// warningEvents lists the Warning events of a namespace (a failed prepare, say) for failure messages.
-func warningEvents(ctx context.Context, ns string) string {
-	events, err := env.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
-	if err != nil {
-		return "events: " + err.Error()
-	}
-	var parts []string
-	for _, e := range events.Items {
-		parts = append(parts, fmt.Sprintf("%s %s: %s", e.InvolvedObject.Name, e.Reason, e.Message))
-	}
-	return "warning events in " + ns + ": [" + strings.Join(parts, "; ") + "]"
-}
-
-// waitingReasons are the reasons and messages of a pod's waiting containers
-// (a failed prepare shows there, as with the kubelet).
-func waitingReasons(pod *corev1.Pod) string {
-	var parts []string
-	for _, c := range pod.Status.ContainerStatuses {
-		if w := c.State.Waiting; w != nil {
-			parts = append(parts, fmt.Sprintf("%s %s: %s", c.Name, w.Reason, w.Message))
-		}
-	}
-	return "[" + strings.Join(parts, "; ") + "]"
 }
 
 // computeDomains returns the client for ComputeDomains and the IMEX kinds, or skips the spec when the

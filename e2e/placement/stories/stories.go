@@ -310,11 +310,6 @@ func PlacementStories(pc **Cluster, mode Mode, fixtures ...string) bool {
 			holdings.Stop()
 			Expect(keys(used)).To(ConsistOf(c.RackClique(0), c.RackClique(1)), "the three jobs ran in the two racks with free trays")
 			Expect(holdings.Overfilled(15)).To(BeEmpty(), "more pods in one rack than its free trays\n%s", holdings)
-			for _, ns := range jobs {
-				if w := simcluster.PodWarnings(ctx, c.Client, ns); w != "" {
-					AddReportEntry("warnings of "+ns, w)
-				}
-			}
 			third := holdings.LastPlaced()
 			Expect(holdings.WaitedWhole(third, 2)).To(BeTrue(), "job %s, placed last, waited with no pod bound while the other two held both racks\n%s", third, holdings)
 			c.DeleteFinishedPods(ctx, jobs...)
