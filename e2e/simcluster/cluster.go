@@ -26,6 +26,7 @@ import (
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -480,6 +481,61 @@ func (c *Cluster) StopNodeAgent(node string) error {
 	case <-time.After(30 * time.Second):
 		return fmt.Errorf("node agent %s did not stop within 30s", node)
 	}
+}
+
+// PowerOffNode ends everything a node runs, as a node that loses power or is taken out of the cluster: its
+// agent, its node components and every container its agent started (their listeners close and the connections
+// to them break). It returns once all have ended. A node whose agent was stopped (StopNodeAgent) keeps its
+// containers running; power it off before its Node and pods are deleted, or its containers live on as zombies
+// whose service account tokens the API server no longer accepts (their pods are gone) while the API server's
+// kept-alive connections may still reach them (a webhook answering every call with Unauthorized, say).
+func (c *Cluster) PowerOffNode(node string) error {
+	n, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	if n.stopComps != nil {
+		n.stopComps()
+	}
+	n.stopAgent()
+	var errs []error
+	for _, comp := range n.components {
+		select {
+		case <-comp.done: // a component's exit error after its context ended says nothing of the node
+		case <-time.After(30 * time.Second):
+			errs = append(errs, fmt.Errorf("%s did not stop within 30s", comp.name))
+		}
+	}
+	select {
+	case <-n.agentDone:
+	case <-time.After(30 * time.Second):
+		errs = append(errs, fmt.Errorf("node agent %s did not stop within 30s", node))
+	}
+	n.agent.StopContainers()
+	return errors.Join(errs...)
+}
+
+// RemoveNode takes a node out of the cluster as an operator does with a node that is gone: powers it off
+// (PowerOffNode), deletes its Node and force-deletes its pods, as the pod garbage collector does for the pods
+// of a deleted node (a DaemonSet rollout would otherwise wait for ever on a pod no kubelet terminates).
+func (c *Cluster) RemoveNode(ctx context.Context, node string) error {
+	if err := c.PowerOffNode(node); err != nil {
+		return fmt.Errorf("power off node %s: %w", node, err)
+	}
+	if err := c.client.CoreV1().Nodes().Delete(ctx, node, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete node %s: %w", node, err)
+	}
+	pods, err := c.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return fmt.Errorf("list the pods of node %s: %w", node, err)
+	}
+	for _, p := range pods.Items {
+		err := c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("force-delete pod %s/%s of node %s: %w", p.Namespace, p.Name, node, err)
+		}
+	}
+	return nil
 }
 
 // CutAPIServer takes the API server away from the pods the nodes run (the operator's components): their

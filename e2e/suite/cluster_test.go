@@ -15,7 +15,10 @@
 package suite
 
 import (
+	"net"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster/topology"
 
@@ -59,7 +62,7 @@ var _ = Describe("The GPU cluster", func() {
 })
 
 var _ = Describe("A node whose agent stops", Serial, func() {
-	It("becomes NotReady and tainted unreachable through the node lifecycle controller", func(ctx SpecContext) {
+	It("becomes NotReady and tainted unreachable through the node lifecycle controller, its containers running on; removed from the cluster, nothing it ran answers any more", func(ctx SpecContext) {
 		requireSimulated("stopping a node agent")
 		// A GB200 rack node that is still there (the node-loss spec removes the node it loses): the H100 and
 		// A100 nodes serve other specs.
@@ -90,8 +93,52 @@ var _ = Describe("A node whose agent stops", Serial, func() {
 				return t.Key == corev1.TaintNodeUnreachable
 			})).To(BeTrue(), "taints %v", node.Spec.Taints)
 		}).WithTimeout(nodeNotReadyTimeout).Should(Succeed())
+
+		By("its containers run on without their kubelet, as on a real node: the kubelet plugin's metrics port answers")
+		pods, err := env.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + victim})
+		Expect(err).NotTo(HaveOccurred())
+		listeners := podListeners(pods.Items)
+		Expect(listeners).NotTo(BeEmpty(), "the node runs the kubelet plugin, whose containers declare ports")
+		Expect(slices.ContainsFunc(listeners, answers)).To(BeTrue(), "a container of %s answers at one of %v", victim, listeners)
+
+		By("removing " + victim + " from the cluster: powered off, its Node deleted, its pods force-deleted")
+		removeLostNode(ctx, victim)
+		// Left running, the removed pods' processes would be zombies: the API server no longer accepts their
+		// service account tokens (their pods are gone) while its kept-alive connection to a webhook among them
+		// still reaches it, and every pod the webhook is asked about is denied "Unauthorized".
+		for _, l := range listeners {
+			Expect(answers(l)).To(BeFalse(), "%s still answers after %s was removed", l, victim)
+		}
 	})
 })
+
+// podListeners are the pod address and container port of every declared TCP port of the pods.
+func podListeners(pods []corev1.Pod) []string {
+	var addrs []string
+	for _, p := range pods {
+		if p.Status.PodIP == "" {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			for _, port := range c.Ports {
+				if port.Protocol == "" || port.Protocol == corev1.ProtocolTCP {
+					addrs = append(addrs, net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(port.ContainerPort))))
+				}
+			}
+		}
+	}
+	return addrs
+}
+
+// answers reports whether something accepts a TCP connection at addr.
+func answers(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
+}
 
 func readyStatus(node *corev1.Node) corev1.ConditionStatus {
 	for _, c := range node.Status.Conditions {

@@ -119,15 +119,10 @@ func nodeLabels(ctx SpecContext, name string) map[string]string {
 	return node.Labels
 }
 
-// removeLostNode removes a node whose agent was stopped as an operator would (kubectl delete node) and
-// force-deletes its pods as the pod garbage collector does for pods of a node that is gone: a DaemonSet
-// rollout of a later spec would otherwise wait for ever on a pod that no kubelet terminates.
+// removeLostNode takes a node whose agent was stopped out of the cluster: powered off (its containers end with
+// it; left running they would be zombies the API server no longer authenticates), its Node deleted and its pods
+// force-deleted as the pod garbage collector does (a DaemonSet rollout of a later spec would otherwise wait for
+// ever on a pod that no kubelet terminates).
 func removeLostNode(ctx SpecContext, name string) {
-	Expect(client.IgnoreNotFound(env.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}))).To(Succeed())
-	pods, err := env.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + name})
-	Expect(err).NotTo(HaveOccurred())
-	for _, p := range pods.Items {
-		err := env.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-		Expect(client.IgnoreNotFound(err)).To(Succeed())
-	}
+	Expect(env.sim.RemoveNode(ctx, name)).To(Succeed())
 }

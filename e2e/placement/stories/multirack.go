@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/e2e/simcluster"
@@ -289,15 +288,9 @@ func (c *Cluster) podOnRack(ctx context.Context, ns string, r, below int) corev1
 	return corev1.Pod{}
 }
 
-// removeLostNode removes a node whose agent was stopped as an operator would (kubectl delete node) and
-// force-deletes its pods as the pod garbage collector does for pods of a node that is gone.
+// removeLostNode takes a node whose agent was stopped out of the cluster (simcluster's RemoveNode: powered
+// off, its Node deleted, its pods force-deleted).
 func (c *Cluster) removeLostNode(ctx context.Context, name string) {
 	GinkgoHelper()
-	Expect(client.IgnoreNotFound(c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}))).To(Succeed())
-	pods, err := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + name})
-	Expect(err).NotTo(HaveOccurred())
-	for _, p := range pods.Items {
-		err := c.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-		Expect(client.IgnoreNotFound(err)).To(Succeed())
-	}
+	Expect(c.Sim.RemoveNode(ctx, name)).To(Succeed())
 }
