@@ -25,7 +25,9 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -60,27 +62,7 @@ func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
 	if err := writeKubeconfig(cfg, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	opts := env.WebhookInstallOptions
-	served := make(chan error, 1)
-	go func() {
-		served <- webhookapp.Run(ctx, []string{"--host=" + opts.LocalServingHost, "--port=" + strconv.Itoa(opts.LocalServingPort),
-			"--cert-dir=" + opts.LocalServingCertDir, "--pod-groups", "--kubeconfig=" + kubeconfig})
-	}()
-	addr := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, webhookStartTimeout, true, func(context.Context) (bool, error) {
-		select {
-		case err := <-served:
-			t.Fatalf("webhook ended: %v", err)
-		default:
-		}
-		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only checks that it listens
-		if err != nil {
-			return false, nil
-		}
-		return true, conn.Close()
-	}); err != nil {
-		t.Fatalf("webhook never listened on %s: %v", addr, err)
-	}
+	servePodWebhook(ctx, t, env, "--kubeconfig="+kubeconfig)
 
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -153,6 +135,107 @@ func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
 				t.Errorf("podGroupName %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// servePodWebhook runs the webhook binary's Run with --pod-groups and args at the environment's local serving
+// address until ctx ends, and returns once it listens; what Run returns comes on the channel.
+func servePodWebhook(ctx context.Context, t *testing.T, env *ctrlenvtest.Environment, args ...string) <-chan error {
+	t.Helper()
+	opts := env.WebhookInstallOptions
+	served := make(chan error, 1)
+	go func() {
+		served <- webhookapp.Run(ctx, append([]string{"--host=" + opts.LocalServingHost, "--port=" + strconv.Itoa(opts.LocalServingPort),
+			"--cert-dir=" + opts.LocalServingCertDir, "--pod-groups"}, args...))
+	}()
+	addr := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, webhookStartTimeout, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-served:
+			t.Fatalf("webhook ended: %v", err)
+		default:
+		}
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only checks that it listens
+		if err != nil {
+			return false, nil
+		}
+		return true, conn.Close()
+	}); err != nil {
+		t.Fatalf("webhook never listened on %s: %v", addr, err)
+	}
+	return served
+}
+
+// TestAPodWebhookWhosePodIsGoneExits runs the webhook with its pod's service account token, bound to the pod as
+// the kubelet's is, and deletes the pod, as a force-deletion does while the process runs on (its node's kubelet
+// gone): the API server refuses the token from then on, and the webhook exits instead of answering every pod
+// with that refusal. While the pod exists it runs on.
+func TestAPodWebhookWhosePodIsGoneExits(t *testing.T) {
+	scheme, err := envtest.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, cfg := startWithPodWebhook(t, defaultPodWebhook(t), scheme)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns, sa, podName = "computedomain-operator", "compute-domain-webhook", "compute-domain-webhook-0"
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// What the account may do is not under test here (the chart's RBAC tests cover it).
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: sa},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: podName},
+		Spec:       corev1.PodSpec{ServiceAccountName: sa, Containers: []corev1.Container{{Name: "webhook", Image: "compute-domain-webhook"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: ptr.To[int64](3607),
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := writeKubeconfig(&rest.Config{Host: cfg.Host, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}, BearerToken: token.Status.Token}, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	const giveUp = 4 * time.Second
+	served := servePodWebhook(ctx, t, env, "--kubeconfig="+kubeconfig, "--credential-give-up="+giveUp.String())
+	select {
+	case err := <-served:
+		t.Fatalf("the webhook ended while its pod exists: %v", err)
+	case <-time.After(2 * giveUp):
+	}
+
+	if err := kube.CoreV1().Pods(ns).Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	select {
+	case err := <-served:
+		if err == nil || !strings.Contains(err.Error(), "refused this process's credentials") {
+			t.Fatalf("the webhook ended with %v, want the API server's refusal of its credentials", err)
+		}
+		t.Logf("ended %s after its pod was deleted: %v", time.Since(deleted).Round(time.Second), err)
+	case <-ctx.Done():
+		t.Fatal("the webhook whose pod is gone runs on")
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -114,8 +115,14 @@ func (j podGroupJoiner) Default(ctx context.Context, pod *corev1.Pod) error {
 		ns = req.Namespace
 	}
 	cd, err := j.domainOf(ctx, ns, &pod.Spec)
-	if err != nil || cd == nil {
-		return err
+	if err != nil {
+		// Our own status, not the API server's: controller-runtime answers with the status of an API error
+		// alone, and the API server's 401 to the webhook ("Unauthorized") would read as the requester's
+		// credentials being refused, with nothing of what failed.
+		return apierrors.NewInternalError(fmt.Errorf("computedomain-operator pod webhook: %w; the pod is refused rather than admitted outside its ComputeDomain's gang: create it again", err))
+	}
+	if cd == nil {
+		return nil
 	}
 	group, why := j.groupOf(cd, pod)
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "generateName", pod.GenerateName, "computeDomain", klog.KObj(cd))

@@ -16,15 +16,22 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
@@ -299,6 +306,43 @@ func TestPodGroupJoinerFindsADomainItsCacheHasNotSeenYet(t *testing.T) {
 	}
 }
 
+// A webhook whose own credentials the API server refuses (a process whose pod was deleted under it) answers with
+// its own error naming what failed, not with the API server's 401, which reads as the requester's credentials
+// being refused.
+func TestPodGroupHandlerAnswersALiveListRefusedWithItsOwnError(t *testing.T) {
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gang := utiltesting.MakeComputeDomain("gang", "team-a").NumNodes(2).Obj()
+	staleCache := fake.NewClientBuilder().WithScheme(scheme).WithIndex(gang, ClaimTemplateField, ClaimTemplateOf).Build()
+	refused := apierrors.NewUnauthorized("Unauthorized")
+	h := PodGroupHandler(scheme, staleCache, failingReader{err: refused}, Placement{WorkloadAPI: true, MaxNodesPerClique: 18})
+	pod := podUsing("gang-channel")
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := h.(*admission.Webhook).Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "1", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Namespace: "team-a", Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw},
+	}})
+	if resp.Allowed {
+		t.Fatal("a pod whose domain could not be looked up was admitted")
+	}
+	if resp.Result == nil || resp.Result.Code != http.StatusInternalServerError || resp.Result.Reason != metav1.StatusReasonInternalError {
+		t.Errorf("result %+v, want code 500, reason InternalError", resp.Result)
+	}
+	if resp.Result == nil {
+		return
+	}
+	for _, want := range []string{"computedomain-operator pod webhook", "gang-channel", "team-a", "Unauthorized", "create it again"} {
+		if !strings.Contains(resp.Result.Message, want) {
+			t.Errorf("message %q does not say %q", resp.Result.Message, want)
+		}
+	}
+}
+
 // countingReader counts the List calls it passes on.
 type countingReader struct {
 	client.Reader
@@ -310,9 +354,15 @@ func (r *countingReader) List(ctx context.Context, list client.ObjectList, opts 
 	return r.Reader.List(ctx, list, opts...)
 }
 
-// failingReader is an API server that does not answer.
-type failingReader struct{ client.Reader }
+// failingReader is an API server that does not answer (err, or a refused connection).
+type failingReader struct {
+	client.Reader
+	err error
+}
 
-func (failingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+func (r failingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	if r.err != nil {
+		return r.err
+	}
 	return errors.New("connection refused")
 }

@@ -23,11 +23,13 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -38,6 +40,7 @@ import (
 
 	apiv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/cmd/internal/startup"
+	"github.com/computedomain-operator/computedomain-operator/internal/credentialwatch"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	"github.com/computedomain-operator/computedomain-operator/internal/workloadapi"
 	"github.com/computedomain-operator/computedomain-operator/webhook"
@@ -54,7 +57,10 @@ type options struct {
 	kubeconfig string
 	// maxNodesPerClique is the slice plan's clique size: the controller's --max-nodes-per-clique.
 	maxNodesPerClique int
-	logConfig         *textlogger.Config
+	// credentialGiveUp: with podGroups, exit once the API server has refused the process's credentials this
+	// long (credentialwatch); 0: never.
+	credentialGiveUp time.Duration
+	logConfig        *textlogger.Config
 }
 
 func parse(args []string) (*options, error) {
@@ -68,6 +74,7 @@ func parse(args []string) (*options, error) {
 	fs.BoolVar(&o.podGroups, "pod-groups", false, "Also serve "+webhook.PodGroupPath+": pods that use a ComputeDomain's workload claim template join the domain's PodGroup (reads ComputeDomains from the API).")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig for --pod-groups; empty: the in-cluster configuration.")
 	fs.IntVar(&o.maxNodesPerClique, "max-nodes-per-clique", apiv1beta1.NVL72CliqueSize, "Most nodes of one IMEX ensemble (one per clique), as the controller's flag of that name: the clique size of a domain's slice plan.")
+	fs.DurationVar(&o.credentialGiveUp, "credential-give-up", credentialwatch.DefaultGiveUp, "With --pod-groups: exit once the API server has refused this process's credentials for this long (its pod is gone, so a server kept running would answer every pod with that refusal); 0: never.")
 	goflags := flag.NewFlagSet("compute-domain-webhook", flag.ContinueOnError)
 	o.logConfig.AddFlags(goflags)
 	fs.AddGoFlagSet(goflags)
@@ -79,6 +86,9 @@ func parse(args []string) (*options, error) {
 	}
 	if o.port < 1 || o.port > 65535 {
 		return nil, fmt.Errorf("--port %d: must be 1..65535", o.port)
+	}
+	if o.credentialGiveUp < 0 {
+		return nil, fmt.Errorf("--credential-give-up %s: must not be negative (0: never)", o.credentialGiveUp)
 	}
 	if o.maxNodesPerClique < 1 {
 		return nil, fmt.Errorf("--max-nodes-per-clique: %d, must be at least 1", o.maxNodesPerClique)
@@ -160,10 +170,30 @@ func run(ctx context.Context, o *options, restConfig *rest.Config) error {
 		srv.Register(webhook.PodGroupPath, webhook.PodGroupHandler(scheme, domains, live, placement))
 	}
 	srv.WebhookMux().HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if o.podGroups && o.credentialGiveUp > 0 {
+		// A webhook that outlives its pod (its node's kubelet gone, the pod force-deleted) would answer every pod
+		// with the API server's refusal of its token for as long as a connection to it stays open: it exits.
+		cs, err := kubernetes.NewForConfig(restConfig)
+		if err != nil {
+			return fmt.Errorf("--pod-groups: client: %w", err)
+		}
+		go func() {
+			if err := credentialwatch.Watch(ctx, cs.AuthenticationV1().SelfSubjectReviews(), credentialwatch.Options{
+				GiveUp: o.credentialGiveUp, Interval: min(credentialwatch.DefaultInterval, o.credentialGiveUp/4),
+			}); err != nil {
+				stop(err)
+			}
+		}()
+	}
 	klog.FromContext(ctx).Info("compute-domain webhook starting", "port", o.port, "gpuDriver", o.drivers.GPU, "computeDomainDriver", o.drivers.ComputeDomain, "podGroups", o.podGroups,
 		"workloadAPI", placement.WorkloadAPI, "compositePodGroups", placement.CompositePodGroups, "maxNodesPerClique", placement.MaxNodesPerClique)
 	if err := srv.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("webhook server: %w", err)
+	}
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
 	}
 	return nil
 }

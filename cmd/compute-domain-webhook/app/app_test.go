@@ -17,6 +17,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRejects(t *testing.T) {
@@ -29,6 +30,7 @@ func TestParseRejects(t *testing.T) {
 		"a driver name that is not a DNS name": {[]string{"--gpu-driver-name=GPU_Driver"}, `--gpu-driver-name "GPU_Driver": must be a DNS subdomain`},
 		"the same name for both drivers":       {[]string{"--compute-domain-driver-name=gpu.nvidia.com"}, "must differ"},
 		"a positional argument":                {[]string{"serve"}, `unexpected arguments ["serve"]`},
+		"a negative credential give-up":        {[]string{"--credential-give-up=-1s"}, "--credential-give-up -1s: must not be negative (0: never)"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -45,8 +47,8 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.port != 9443 || o.drivers.GPU != "gpu.nvidia.com" || o.drivers.ComputeDomain != "compute-domain.nvidia.com" {
-		t.Errorf("defaults: port %d, drivers %+v", o.port, o.drivers)
+	if o.port != 9443 || o.drivers.GPU != "gpu.nvidia.com" || o.drivers.ComputeDomain != "compute-domain.nvidia.com" || o.credentialGiveUp != 2*time.Minute {
+		t.Errorf("defaults: port %d, drivers %+v, credential give-up %s", o.port, o.drivers, o.credentialGiveUp)
 	}
 }
 
