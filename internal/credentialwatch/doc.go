@@ -12,7 +12,6 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-
 // Package credentialwatch ends a process whose credentials the API server refuses for good.
 //
 // A pod's service account token is bound to the pod: once the pod object is gone, the API server refuses the

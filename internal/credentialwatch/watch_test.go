@@ -12,7 +12,6 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-
 package credentialwatch
 
 import (
@@ -31,9 +30,9 @@ import (
 )
 
 var (
-	refused     = apierrors.NewUnauthorized("Unauthorized")
-	unreachable = errors.New("dial tcp 10.96.0.1:443: connect: connection refused")
-	overloaded  = apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
+	errRefused     = apierrors.NewUnauthorized("Unauthorized")
+	errUnreachable = errors.New("dial tcp 10.96.0.1:443: connect: connection refused")
+	errOverloaded  = apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
 )
 
 // run answers Watch's reviews with outcomes in turn (nil: an answer; past the outcomes, answers), stepping a
@@ -95,7 +94,7 @@ func repeat(err error, n int) []error {
 
 func TestARefusalLastingGiveUpEndsTheWatch(t *testing.T) {
 	// Refused at 0 s, 15 s, ... : the refusal has lasted 2 min at the ninth review (120 s).
-	n, err := run(t, repeat(refused, 12))
+	n, err := run(t, repeat(errRefused, 12))
 	if n != 9 {
 		t.Fatalf("Watch returned after review %d, want 9 (a refusal of 2 min)", n)
 	}
@@ -107,7 +106,7 @@ func TestARefusalLastingGiveUpEndsTheWatch(t *testing.T) {
 func TestAnAnswerEndsARefusal(t *testing.T) {
 	// Refused for 105 s, answered once, then refused again from 135 s: the second refusal reaches 2 min at 255 s,
 	// the eighteenth review.
-	outcomes := append(append(repeat(refused, 8), nil), repeat(refused, 12)...)
+	outcomes := append(append(repeat(errRefused, 8), nil), repeat(errRefused, 12)...)
 	n, err := run(t, outcomes)
 	if n != 18 {
 		t.Fatalf("Watch returned after review %d (%v), want 18: the answer at 120 s ended the first refusal", n, err)
@@ -115,15 +114,15 @@ func TestAnAnswerEndsARefusal(t *testing.T) {
 }
 
 func TestNoAnswerIsNoRefusal(t *testing.T) {
-	// An API server that cannot be reached or is overloaded says nothing of the credentials.
-	outcomes := append(repeat(unreachable, 10), repeat(overloaded, 10)...)
+	// An API server that cannot be reached or is errOverloaded says nothing of the credentials.
+	outcomes := append(repeat(errUnreachable, 10), repeat(errOverloaded, 10)...)
 	if n, err := run(t, outcomes); n != 0 {
 		t.Fatalf("Watch returned %v after review %d with no refusal", err, n)
 	}
 	// Nor does it end one: refused at 0 s, unreachable from 15 s to 90 s, refused again from 105 s: 2 min at 120 s.
-	outcomes = append(append(repeat(refused, 1), repeat(unreachable, 6)...), repeat(refused, 6)...)
+	outcomes = append(append(repeat(errRefused, 1), repeat(errUnreachable, 6)...), repeat(errRefused, 6)...)
 	if n, _ := run(t, outcomes); n != 9 {
-		t.Fatalf("Watch returned after review %d, want 9: an unreachable API server does not end a refusal", n)
+		t.Fatalf("Watch returned after review %d, want 9: an errUnreachable API server does not end a refusal", n)
 	}
 }
 
