@@ -119,7 +119,7 @@ func (j podGroupJoiner) Default(ctx context.Context, pod *corev1.Pod) error {
 		// Our own status, not the API server's: controller-runtime answers with the status of an API error
 		// alone, and the API server's 401 to the webhook ("Unauthorized") would read as the requester's
 		// credentials being refused, with nothing of what failed.
-		return apierrors.NewInternalError(fmt.Errorf("computedomain-operator pod webhook: %w; the pod is refused rather than admitted outside its ComputeDomain's gang: create it again", err))
+		return apierrors.NewInternalError(fmt.Errorf("computedomain-operator pod webhook: %w; the pod is refused rather than admitted perhaps outside a ComputeDomain's gang: create it again", err))
 	}
 	if cd == nil {
 		return nil
