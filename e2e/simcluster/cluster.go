@@ -116,7 +116,10 @@ type Cluster struct {
 	services   *serviceProxy
 	cancel     context.CancelFunc
 	components []*runningComponent
-	client     kubernetes.Interface
+	// client is the simulated components' (the node agents', the service proxy's) admin client.
+	client kubernetes.Interface
+	// userClient is Client's: an admin client on a connection of its own (ownConnection).
+	userClient kubernetes.Interface
 	kubeconfig string
 	nodes      []*simNode
 	timings    []Timing
@@ -231,6 +234,9 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.client = client
+	if c.userClient, err = kubernetes.NewForConfig(ownConnection(c.api.Config)); err != nil {
+		return nil, err
+	}
 	c.services.setClient(client)
 	c.kubeconfig = filepath.Join(c.dir, "kubeconfig")
 	if err := WriteKubeconfig(c.api.Config, c.kubeconfig); err != nil {
@@ -439,11 +445,12 @@ func (c *Cluster) waitForDevices(ctx context.Context) error {
 	})
 }
 
-// Client is an admin client of the cluster.
-func (c *Cluster) Client() kubernetes.Interface { return c.client }
+// Client is an admin client of the cluster, on a connection of its own (ownConnection).
+func (c *Cluster) Client() kubernetes.Interface { return c.userClient }
 
-// RESTConfig is the admin REST configuration.
-func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.api.Config) }
+// RESTConfig is the admin REST configuration; each client made from it has a connection of its own
+// (ownConnection).
+func (c *Cluster) RESTConfig() *rest.Config { return ownConnection(c.api.Config) }
 
 // Timings are the startup phases.
 func (c *Cluster) Timings() []Timing { return append([]Timing{}, c.timings...) }

@@ -15,6 +15,9 @@
 package simcluster
 
 import (
+	"net"
+	"time"
+
 	"k8s.io/client-go/rest"
 
 	cdv1beta1 "github.com/computedomain-operator/computedomain-operator/api/v1beta1"
@@ -47,5 +50,21 @@ func (c *Cluster) componentConfig(name string, base *rest.Config) *rest.Config {
 	if c.cfg.ComponentConfig != nil {
 		cfg = c.cfg.ComponentConfig(name, cfg)
 	}
+	return cfg
+}
+
+// ownConnection is base for a caller of its own (a test, a benchmark, a user's kubeconfig in-process): its
+// clients get a transport, and so a connection, of their own. client-go otherwise gives every configuration
+// with the same TLS settings in a process one transport, and the simulated cluster runs kube-scheduler,
+// kube-controller-manager and every node agent in this process with the admin credentials: without this, a
+// test's requests share their HTTP/2 connections, whose 100 streams the controller manager's watches alone
+// nearly fill. On a connection that full, a request can meet Go's HTTP/2 server counting a stream that has
+// just ended and be reset with PROTOCOL_ERROR (golang/go#47635: seen here by a test's List under load, "stream
+// error: stream ID 20987; PROTOCOL_ERROR; received from peer"). On a real cluster a kubectl or a test has a
+// connection of its own.
+func ownConnection(base *rest.Config) *rest.Config {
+	cfg := rest.CopyConfig(base)
+	// A dial function makes client-go build a new transport for every client of cfg, none cached.
+	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	return cfg
 }

@@ -83,7 +83,7 @@ func StartControlPlane(ctx context.Context, cfg ControlPlaneConfig) (_ *ControlP
 	if cp.api, err = startAPIServer(cp.tb, cp.etcd, cfg.FeatureGates, false); err != nil {
 		return nil, err
 	}
-	if cp.client, err = kubernetes.NewForConfig(cp.api.Config); err != nil {
+	if cp.client, err = kubernetes.NewForConfig(ownConnection(cp.api.Config)); err != nil {
 		return nil, err
 	}
 	cp.kubeconfig = filepath.Join(cp.dir, "kubeconfig")
@@ -100,11 +100,12 @@ func StartControlPlane(ctx context.Context, cfg ControlPlaneConfig) (_ *ControlP
 	return cp, nil
 }
 
-// Client is an admin client (QPS 500, burst 1000).
+// Client is an admin client (QPS 500, burst 1000), on a connection of its own (ownConnection).
 func (cp *ControlPlane) Client() kubernetes.Interface { return cp.client }
 
-// RESTConfig is the admin REST configuration.
-func (cp *ControlPlane) RESTConfig() *rest.Config { return rest.CopyConfig(cp.api.Config) }
+// RESTConfig is the admin REST configuration; each client made from it has a connection of its own
+// (ownConnection).
+func (cp *ControlPlane) RESTConfig() *rest.Config { return ownConnection(cp.api.Config) }
 
 // Kubeconfig is the path of an admin kubeconfig.
 func (cp *ControlPlane) Kubeconfig() string { return cp.kubeconfig }
