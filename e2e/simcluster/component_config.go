@@ -57,11 +57,12 @@ func (c *Cluster) componentConfig(name string, base *rest.Config) *rest.Config {
 // clients get a transport, and so a connection, of their own. client-go otherwise gives every configuration
 // with the same TLS settings in a process one transport, and the simulated cluster runs kube-scheduler,
 // kube-controller-manager and every node agent in this process with the admin credentials: without this, a
-// test's requests share their HTTP/2 connections, whose 100 streams the controller manager's watches alone
-// nearly fill. On a connection that full, a request can meet Go's HTTP/2 server counting a stream that has
-// just ended and be reset with PROTOCOL_ERROR (golang/go#47635: seen here by a test's List under load, "stream
-// error: stream ID 20987; PROTOCOL_ERROR; received from peer"). On a real cluster a kubectl or a test has a
-// connection of its own.
+// test's requests share the HTTP/2 connections that carry those components' watches (the suite's cluster holds
+// 185 watches in all, its operator pods' included; the API server allows 100 streams a connection), and the
+// transport fills one connection before it opens the next. On a connection at its limit, a request can meet Go's
+// HTTP/2 server still counting a stream that has just ended and be reset with PROTOCOL_ERROR (golang/go#47635:
+// seen here by a test's List under load, "stream error: stream ID 20987; PROTOCOL_ERROR; received from peer").
+// On a real cluster a kubectl or a test has a connection of its own.
 func ownConnection(base *rest.Config) *rest.Config {
 	cfg := rest.CopyConfig(base)
 	// A dial function makes client-go build a new transport for every client of cfg, none cached.
