@@ -62,7 +62,7 @@ func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
 	if err := writeKubeconfig(cfg, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	servePodWebhook(ctx, t, env, "--kubeconfig="+kubeconfig)
+	serveWebhook(ctx, t, env, "--pod-groups", "--kubeconfig="+kubeconfig)
 
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -138,15 +138,15 @@ func TestPodGroupWebhookJoinsNVIDIAStylePods(t *testing.T) {
 	}
 }
 
-// servePodWebhook runs the webhook binary's Run with --pod-groups and args at the environment's local serving
-// address until ctx ends, and returns once it listens; what Run returns comes on the channel.
-func servePodWebhook(ctx context.Context, t *testing.T, env *ctrlenvtest.Environment, args ...string) <-chan error {
+// serveWebhook runs the webhook binary's Run with args at the environment's local serving address until ctx
+// ends, and returns once it listens; what Run returns comes on the channel.
+func serveWebhook(ctx context.Context, t *testing.T, env *ctrlenvtest.Environment, args ...string) <-chan error {
 	t.Helper()
 	opts := env.WebhookInstallOptions
 	served := make(chan error, 1)
 	go func() {
 		served <- webhookapp.Run(ctx, append([]string{"--host=" + opts.LocalServingHost, "--port=" + strconv.Itoa(opts.LocalServingPort),
-			"--cert-dir=" + opts.LocalServingCertDir, "--pod-groups"}, args...))
+			"--cert-dir=" + opts.LocalServingCertDir}, args...))
 	}()
 	addr := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, webhookStartTimeout, true, func(context.Context) (bool, error) {
@@ -217,7 +217,7 @@ func TestAPodWebhookWhosePodIsGoneExits(t *testing.T) {
 	}
 
 	const giveUp = 4 * time.Second
-	served := servePodWebhook(ctx, t, env, "--kubeconfig="+kubeconfig, "--credential-give-up="+giveUp.String())
+	served := serveWebhook(ctx, t, env, "--pod-groups", "--kubeconfig="+kubeconfig, "--credential-give-up="+giveUp.String())
 	select {
 	case err := <-served:
 		t.Fatalf("the webhook ended while its pod exists: %v", err)

@@ -16,9 +16,6 @@ package charts
 
 import (
 	"context"
-	"crypto/tls"
-	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +26,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	webhookapp "github.com/computedomain-operator/computedomain-operator/cmd/compute-domain-webhook/app"
 	"github.com/computedomain-operator/computedomain-operator/internal/testing/envtest"
 )
 
@@ -90,26 +85,7 @@ func TestWebhookRefusesUnknownConfigFields(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	opts := env.WebhookInstallOptions
-	served := make(chan error, 1)
-	go func() {
-		served <- webhookapp.Run(ctx, []string{"--host=" + opts.LocalServingHost, "--port=" + strconv.Itoa(opts.LocalServingPort), "--cert-dir=" + opts.LocalServingCertDir})
-	}()
-	addr := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, webhookStartTimeout, true, func(context.Context) (bool, error) {
-		select {
-		case err := <-served:
-			t.Fatalf("webhook ended: %v", err)
-		default:
-		}
-		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only checks that it listens
-		if err != nil {
-			return false, nil
-		}
-		return true, conn.Close()
-	}); err != nil {
-		t.Fatalf("webhook never listened on %s: %v", addr, err)
-	}
+	serveWebhook(ctx, t, env)
 
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
