@@ -256,9 +256,6 @@ func (r *Reconciler) domainsOnNodes(nodesOf func(client.Object) []string) handle
 	}
 }
 
-// domainFromAnnotations maps an object the controller created (claim templates, PodGroups) or a workload
-// claim generated from its template (which copies the template's annotations) to the domain its
-// annotations name.
 // deletedOnlyIfAllocated passes every claim event but the deletion of a claim that held no allocation: such a
 // claim placed no node in the domain and held no channel, and the only figure it counted in, the domain's pods
 // waiting to be scheduled, is looked at again by the pass that counted it (checkEscapes requeues while any
@@ -272,6 +269,9 @@ var deletedOnlyIfAllocated = predicate.Funcs{
 	},
 }
 
+// domainFromAnnotations maps an object the controller created (claim templates, PodGroups) or a workload
+// claim generated from its template (which copies the template's annotations) to the domain its
+// annotations name.
 func domainFromAnnotations(_ context.Context, o client.Object) []reconcile.Request {
 	ns, name := o.GetAnnotations()[v1beta1.DomainNamespaceAnnotation], o.GetAnnotations()[v1beta1.DomainNameAnnotation]
 	if ns == "" || name == "" {

@@ -501,10 +501,22 @@ func (c *Cluster) PowerOffNode(node string) error {
 	if err != nil {
 		return err
 	}
+	n.powerOff()
+	return n.waitOff()
+}
+
+// powerOff tells everything the node runs to end (its node components, its agent; the agent's containers
+// when waitOff has seen the agent end).
+func (n *simNode) powerOff() {
 	if n.stopComps != nil {
 		n.stopComps()
 	}
 	n.stopAgent()
+}
+
+// waitOff waits, after powerOff, for the node's components and agent to end, then ends the containers its agent
+// started and waits for them.
+func (n *simNode) waitOff() error {
 	var errs []error
 	for _, comp := range n.components {
 		select {
@@ -516,7 +528,7 @@ func (c *Cluster) PowerOffNode(node string) error {
 	select {
 	case <-n.agentDone:
 	case <-time.After(30 * time.Second):
-		errs = append(errs, fmt.Errorf("node agent %s did not stop within 30s", node))
+		errs = append(errs, fmt.Errorf("node agent %s did not stop within 30s", n.spec.Name))
 	}
 	n.agent.StopContainers()
 	return errors.Join(errs...)
@@ -576,24 +588,16 @@ func (c *Cluster) node(name string) (*simNode, error) {
 // gives the cluster's loopback addresses back.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		// Every node told first, then each waited for: the nodes end together.
 		for _, n := range c.nodes {
-			if n == nil {
-				continue
+			if n != nil {
+				n.powerOff()
 			}
-			if n.stopComps != nil {
-				n.stopComps()
-			}
-			n.stopAgent()
 		}
 		for _, n := range c.nodes {
-			if n == nil {
-				continue
+			if n != nil {
+				_ = n.waitOff()
 			}
-			for _, comp := range n.components {
-				_ = comp.Wait(30 * time.Second)
-			}
-			<-n.agentDone
-			n.agent.StopContainers()
 		}
 		c.stopMPSDaemons(context.Background())
 		if c.cancel != nil {

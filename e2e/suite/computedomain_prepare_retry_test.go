@@ -192,9 +192,9 @@ var _ = Describe("A ComputeDomain pod on a node whose IMEX daemon is gone", Seri
 		var failed corev1.Event
 		Eventually(ctx, func(g Gomega) {
 			events := failedPrepares(ctx, g, ns, pod.Name)
-			g.Expect(events).To(HaveLen(1), func() string { return podsSummary(ctx, ns) })
+			g.Expect(events).To(HaveLen(1))
 			failed = events[0]
-		}).WithTimeout(firstFailureTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+		}).WithTimeout(firstFailureTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return podsSummary(ctx, ns) })
 		Expect(failed.Type).To(Equal(corev1.EventTypeWarning))
 		Expect(failed.Count).To(BeNumerically("<=", 1), "one failed prepare so far")
 		Expect(failed.Message).To(SatisfyAll(

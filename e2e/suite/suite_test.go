@@ -161,9 +161,11 @@ func runningPod(ctx context.Context, ns, name string) *corev1.Pod {
 		pod, err = env.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning), func() string {
-			return fmt.Sprintf("pod %s/%s conditions %v, containers waiting: %s; %s", ns, name, pod.Status.Conditions, simcluster.WaitingReasons(pod), simcluster.PodWarnings(ctx, env.client, ns))
+			return fmt.Sprintf("pod %s/%s conditions %v, containers waiting: %s", ns, name, pod.Status.Conditions, simcluster.WaitingReasons(pod))
 		})
-	}).WithTimeout(podStartTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+		// The namespace's events are listed once, when the wait fails, not on every poll that finds the pod not
+		// yet running.
+	}).WithTimeout(podStartTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodWarnings(ctx, env.client, ns) })
 	return pod
 }
 
