@@ -137,8 +137,8 @@ func expectRunning(ctx context.Context, ns, jobName string, n int) []corev1.Pod 
 				running = append(running, p)
 			}
 		}
-		g.Expect(running).To(HaveLen(n), func() string { return simcluster.PodsSummary(ctx, kc.client, ns) })
-	}).WithTimeout(podStartTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		g.Expect(running).To(HaveLen(n))
+	}).WithTimeout(podStartTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, kc.client, ns) })
 	return running
 }
 

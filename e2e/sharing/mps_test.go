@@ -57,10 +57,10 @@ var _ = Describe("MPS: two pods share a GPU through one MPS claim", func() {
 			for _, name := range []string{"mps-pod-0", "mps-pod-1"} {
 				p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pods: %s", simcluster.PodsSummary(ctx, client, ns))
+				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", name)
 				pods = append(pods, p)
 			}
-		}).WithTimeout(podStartTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+		}).WithTimeout(podStartTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, client, ns) })
 		node := pods[0].Spec.NodeName
 		Expect(pods[1].Spec.NodeName).To(Equal(node))
 		claim, err := client.ResourceV1().ResourceClaims(ns).Get(ctx, "shared-gpu", metav1.GetOptions{})

@@ -96,8 +96,8 @@ func runningVM(ctx context.Context, ns, pod string, n int, wantAPIDevice bool) (
 		var err error
 		p, err = client.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pods: %s", simcluster.PodsSummary(ctx, client, ns))
-	}).WithTimeout(podStartTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+		g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+	}).WithTimeout(podStartTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, client, ns) })
 	Expect(p.Status.ResourceClaimStatuses).To(HaveLen(1))
 	claim, err := client.ResourceV1().ResourceClaims(ns).Get(ctx, *p.Status.ResourceClaimStatuses[0].ResourceClaimName, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())

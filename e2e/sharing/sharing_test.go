@@ -255,8 +255,8 @@ func runningShares(ctx context.Context, ns string, n int) []share {
 			g.Expect(r.ShareID).NotTo(BeNil(), "claim %s holds a share", claim.Name)
 			out = append(out, share{pod: p.Name, claim: claim.Name, device: r.Device, shareID: string(*r.ShareID), consumed: r.ConsumedCapacity})
 		}
-		g.Expect(running).To(Equal(n), "running pods: %s", simcluster.PodsSummary(ctx, client, ns))
-	}).WithTimeout(podStartTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+		g.Expect(running).To(Equal(n), "running pods")
+	}).WithTimeout(podStartTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, client, ns) })
 	sort.Slice(out, func(i, j int) bool { return out[i].pod < out[j].pod })
 	return out
 }

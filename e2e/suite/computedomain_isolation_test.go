@@ -60,14 +60,14 @@ func waitForReadyDomain(ctx context.Context, cl client.Client, ns, name string) 
 	Eventually(ctx, func(g Gomega) {
 		var cd cdv1beta1.ComputeDomain
 		g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cd)).To(Succeed())
-		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return name + ": " + podsSummary(ctx, ns) })
+		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "domain %s", name)
 		g.Expect(cd.Status.Nodes).To(HaveLen(1))
 		node := cd.Status.Nodes[0]
 		g.Expect(cd.Status.Cliques).To(HaveLen(1))
 		channel := cd.Status.Cliques[0].Channel
 		g.Expect(channel).NotTo(BeNil(), "domain %s has a channel for its clique", name)
 		d = readyDomain{uid: cd.UID, node: node.Name, ip: node.IPAddress, channel: *channel}
-	}).WithTimeout(domainReadyTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	}).WithTimeout(domainReadyTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string { return name + ": " + podsSummary(ctx, ns) })
 	return d
 }
 

@@ -44,14 +44,14 @@ var _ = Describe("A ComputeDomain on a node without a multi-node NVLink fabric",
 		Eventually(ctx, func(g Gomega) {
 			var cd cdv1beta1.ComputeDomain
 			g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hgx-domain"}, &cd)).To(Succeed())
-			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady))
 			ready := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionReady)
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(ready.Reason).To(Equal(cdv1beta1.ComputeDomainReasonNoFabric))
 			g.Expect(ready.Message).To(ContainSubstring(pod.Spec.NodeName))
 			g.Expect(cd.Status.Nodes).To(ConsistOf(And(HaveField("Name", pod.Spec.NodeName), HaveField("CliqueID", ""))))
-		}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		}).WithTimeout(jobTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string { return podsSummary(ctx, ns) })
 		Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
 
 		if simulatedChecks("recorded CDI edits") {

@@ -54,7 +54,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 		var cd cdv1beta1.ComputeDomain
 		Eventually(ctx, func(g Gomega) {
 			g.Expect(cl.Get(ctx, domain, &cd)).To(Succeed())
-			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady))
 			g.Expect(cd.Status.Nodes).To(HaveLen(4))
 			for _, n := range cd.Status.Nodes {
 				g.Expect(n.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", n.Name)
@@ -71,7 +71,7 @@ var _ = Describe("An NVIDIA-style ComputeDomain job of 4 pods", func() {
 				g.Expect(p.Status.Phase).To(BeElementOf(corev1.PodRunning, corev1.PodSucceeded), "pod %s", p.Name)
 			}
 			pods = list.Items
-		}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		}).WithTimeout(jobTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string { return podsSummary(ctx, ns) })
 		channel := *cd.Status.Cliques[0].Channel
 		Expect(channel).NotTo(BeZero(), "channel 0 stays free")
 
@@ -138,7 +138,7 @@ func crashAndRecover(ctx SpecContext) {
 	domainReady := func(g Gomega) {
 		var cd cdv1beta1.ComputeDomain
 		g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: domain}, &cd)).To(Succeed())
-		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+		g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady))
 		g.Expect(cd.Status.Nodes).To(HaveLen(2))
 		for _, n := range cd.Status.Nodes {
 			g.Expect(n.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", n.Name)
@@ -147,7 +147,9 @@ func crashAndRecover(ctx SpecContext) {
 		g.Expect(degraded).NotTo(BeNil(), "status.conditions has a Degraded condition")
 		g.Expect(degraded.Status).To(Equal(metav1.ConditionFalse), "Degraded: %s %s", degraded.Reason, degraded.Message)
 	}
-	Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	// The namespace's pods are listed once, when a wait for domainReady fails, not on every failed poll.
+	summary := func() string { return podsSummary(ctx, ns) }
+	Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), summary)
 	pod := runningPod(ctx, ns, "imex-pod-0")
 	node := pod.Spec.NodeName
 
@@ -181,7 +183,7 @@ func crashAndRecover(ctx SpecContext) {
 		g.Expect(cs.LastTerminationState.Terminated).NotTo(BeNil())
 		g.Expect(cs.LastTerminationState.Terminated.ExitCode).To(BeEquivalentTo(137))
 	}).WithTimeout(podStartTimeout).Should(Succeed())
-	Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	Eventually(ctx, domainReady).WithTimeout(jobTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), summary)
 
 	By("checking that the domain went Degraded naming " + node + " and then recovered")
 	// The message names each lost node with its cause: the killed node

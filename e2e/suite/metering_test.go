@@ -95,8 +95,10 @@ func meteringServer(ctx context.Context, except string) string {
 		var err error
 		url, err = tenants.MeteringURL(ctx, env.client, except)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(url).NotTo(BeEmpty(), "a Running metering pod (other than %q): %s", except, podsSummary(ctx, simcluster.OperatorNamespace))
-	}).WithTimeout(meteringTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		g.Expect(url).NotTo(BeEmpty(), "a Running metering pod (other than %q)", except)
+	}).WithTimeout(meteringTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string {
+		return podsSummary(ctx, simcluster.OperatorNamespace)
+	})
 	return url
 }
 

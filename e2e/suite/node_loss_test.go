@@ -85,8 +85,8 @@ var _ = Describe("A ComputeDomain whose node is lost mid-job", Serial, func() {
 				}
 			}
 			g.Expect(replacement.UID).NotTo(BeEmpty())
-			g.Expect(replacement.Status.Phase).To(Equal(corev1.PodRunning), func() string { return podsSummary(ctx, ns) })
-		}).WithTimeout(replicaTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+			g.Expect(replacement.Status.Phase).To(Equal(corev1.PodRunning))
+		}).WithTimeout(replicaTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return podsSummary(ctx, ns) })
 		Expect(replacement.Spec.NodeName).NotTo(Equal(lost.Spec.NodeName))
 		lostNode, keptNode, newNode := nodeLabels(ctx, lost.Spec.NodeName), nodeLabels(ctx, kept.Spec.NodeName), nodeLabels(ctx, replacement.Spec.NodeName)
 		Expect(newNode[topology.CliqueLabel]).To(Equal(keptNode[topology.CliqueLabel]), "the replacement is in the domain's clique")

@@ -161,14 +161,14 @@ func waitForReadyDomainOfNodesWithin(ctx SpecContext, ns, name string, n int, ti
 			for _, c := range cd.Status.Conditions {
 				conditions = append(conditions, fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
 			}
-			return podsSummary(ctx, ns) + "; domain conditions: " + strings.Join(conditions, "; ")
+			return "domain conditions: " + strings.Join(conditions, "; ")
 		})
 		g.Expect(cd.Status.Nodes).To(HaveLen(n))
 		for _, node := range cd.Status.Nodes {
 			g.Expect(node.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), "node %s", node.Name)
 		}
 		uid = cd.UID
-	}).WithTimeout(timeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	}).WithTimeout(timeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string { return podsSummary(ctx, ns) })
 	return uid
 }
 

@@ -45,7 +45,7 @@ var _ = Describe("kubectl computedomain on a live cluster", func() {
 		var cd cdv1beta1.ComputeDomain
 		Eventually(ctx, func(g Gomega) {
 			g.Expect(cl.Get(ctx, key, &cd)).To(Succeed())
-			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady), func() string { return podsSummary(ctx, ns) })
+			g.Expect(cd.Status.Status).To(Equal(cdv1beta1.ComputeDomainStatusReady))
 			g.Expect(cd.Status.Nodes).To(HaveLen(2))
 			g.Expect(cd.Status.Cliques).To(HaveLen(1))
 			g.Expect(cd.Status.Cliques[0].Channel).NotTo(BeNil())
@@ -55,7 +55,7 @@ var _ = Describe("kubectl computedomain on a live cluster", func() {
 			for _, p := range pods.Items {
 				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", p.Name)
 			}
-		}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		}).WithTimeout(jobTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string { return podsSummary(ctx, ns) })
 		clique := cd.Status.Cliques[0].CliqueID
 		domainNodes := map[string]bool{}
 		for _, n := range cd.Status.Nodes {

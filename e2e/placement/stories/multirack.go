@@ -59,7 +59,7 @@ func MultiRackStories(pc **Cluster, mode Mode) bool {
 
 			By("all 64 pods run, and the domain is Ready with 4 ensembles, each rack's slice shown with its channel")
 			Eventually(ctx, func(g Gomega) {
-				g.Expect(c.RunningPods(g, ctx, ns)).To(Equal(64), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
+				g.Expect(c.RunningPods(g, ctx, ns)).To(Equal(64))
 				cd := c.Domain(g, ctx, ns)
 				g.Expect(meta.IsStatusConditionTrue(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionReady)).To(BeTrue(), "Ready: %+v", cd.Status.Conditions)
 				g.Expect(cd.Status.Cliques).To(HaveLen(4))
@@ -70,7 +70,7 @@ func MultiRackStories(pc **Cluster, mode Mode) bool {
 				placement := meta.FindStatusCondition(cd.Status.Conditions, cdv1beta1.ComputeDomainConditionPlacementGuaranteed)
 				g.Expect(placement).NotTo(BeNil())
 				g.Expect(placement.Reason).To(Equal(mode.SlicedReason), placement.Message)
-			}).WithTimeout(slicedReadyTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+			}).WithTimeout(slicedReadyTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
 			c.DeleteNamespace(ctx, ns)
 		})
 
@@ -124,9 +124,9 @@ func MultiRackStories(pc **Cluster, mode Mode) bool {
 			ranks := c.RankCliques(ctx, ns, 64)
 			ExpectSlices(ranks, 64, 16)
 			Eventually(ctx, func(g Gomega) {
-				g.Expect(c.RunningPods(g, ctx, ns)).To(Equal(64), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
+				g.Expect(c.RunningPods(g, ctx, ns)).To(Equal(64))
 				g.Expect(meta.IsStatusConditionTrue(c.Domain(g, ctx, ns).Status.Conditions, cdv1beta1.ComputeDomainConditionReady)).To(BeTrue())
-			}).WithTimeout(slicedReadyTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+			}).WithTimeout(slicedReadyTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
 
 			// A tray of rack 1 that the suite's other stories never occupy one by one (they take trays 15-17 of
 			// every rack, and all of racks 2 and 3), so losing it for good leaves them their racks.
@@ -151,7 +151,7 @@ func MultiRackStories(pc **Cluster, mode Mode) bool {
 						running = append(running, p)
 					}
 				}
-				g.Expect(running).To(HaveLen(1), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
+				g.Expect(running).To(HaveLen(1))
 				g.Expect(running[0].Spec.NodeName).NotTo(Equal(lost.Spec.NodeName))
 				g.Expect(cliques[running[0].Spec.NodeName]).To(Equal(clique), "the replacement runs in its slice's clique")
 				cd := c.Domain(g, ctx, ns)
@@ -160,7 +160,7 @@ func MultiRackStories(pc **Cluster, mode Mode) bool {
 					g.Expect(n.Name).NotTo(Equal(lost.Spec.NodeName), "the lost tray left the domain")
 				}
 				g.Expect(cd.Status.Cliques).To(HaveLen(4))
-			}).WithTimeout(replacementTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+			}).WithTimeout(replacementTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
 			c.DeleteNamespace(ctx, ns)
 		})
 	})
@@ -199,8 +199,8 @@ func (c *Cluster) RankCliques(ctx context.Context, ns string, n int) map[int]str
 				out[mustAtoi(p.Labels[completionIndex])] = cliques[p.Spec.NodeName]
 			}
 		}
-		g.Expect(out).To(HaveLen(n), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
-	}).WithTimeout(slicedBindTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+		g.Expect(out).To(HaveLen(n))
+	}).WithTimeout(slicedBindTimeout).WithPolling(200*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
 	return out
 }
 

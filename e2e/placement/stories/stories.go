@@ -488,8 +488,8 @@ func (c *Cluster) BoundCliques(ctx context.Context, ns string, n int) map[string
 	var bound map[string]string
 	Eventually(ctx, func(g Gomega) {
 		bound = c.Bound(g, ctx, ns)
-		g.Expect(bound).To(HaveLen(n), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
-	}).WithTimeout(gangBindTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		g.Expect(bound).To(HaveLen(n))
+	}).WithTimeout(gangBindTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string { return simcluster.PodsSummary(ctx, c.Client, ns) })
 	cliques := map[string]int{}
 	nodes := map[string]string{}
 	for _, spec := range c.Sim.Nodes() {
@@ -508,13 +508,14 @@ func (c *Cluster) WaitJobDone(ctx context.Context, ns string) {
 	Eventually(ctx, func(g Gomega) {
 		job, err := c.Client.BatchV1().Jobs(ns).Get(ctx, "gang-job", metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(job.Status.Succeeded).To(Equal(*job.Spec.Completions), func() string {
-			return fmt.Sprintf("job status %+v\n%s\n%s", job.Status, c.domainSummary(ctx, ns), simcluster.PodsSummary(ctx, c.Client, ns))
-		})
+		g.Expect(job.Status.Succeeded).To(Equal(*job.Spec.Completions), func() string { return fmt.Sprintf("job status %+v", job.Status) })
 		claims, err := simcluster.ClaimsHoldingDevices(ctx, c.Client, ns)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(claims).To(BeEmpty(), func() string { return "claims holding devices: " + c.claimsSummary(ctx, claims) })
-	}).WithTimeout(jobTimeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+		// The domain and the pods are listed once, when the wait fails, not on every poll the job is still running.
+	}).WithTimeout(jobTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), func() string {
+		return c.domainSummary(ctx, ns) + "\n" + simcluster.PodsSummary(ctx, c.Client, ns)
+	})
 }
 
 // claimsSummary describes claims for failure messages: each one's finalizers, deletion, allocation, consumers
