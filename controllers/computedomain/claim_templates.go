@@ -123,10 +123,11 @@ func (r *Reconciler) ensureWorkloadClaimTemplate(ctx context.Context, cd *v1beta
 	if err != nil {
 		return nil, err
 	}
-	existing, err := r.createIfMissing(ctx, want, &resourcev1.ResourceClaimTemplate{})
+	existing, err := r.createIfMissing(ctx, want, &resourcev1.ResourceClaimTemplate{}, r.expectations.templateSeen(cd.UID))
 	if err != nil {
 		return nil, fmt.Errorf("workload ResourceClaimTemplate %s/%s: %w", want.Namespace, want.Name, err)
 	}
+	r.expectations.seeTemplate(cd)
 	if !metav1.IsControlledBy(existing, cd) {
 		return &status.Blocker{
 			Reason: v1beta1.ComputeDomainReasonClaimTemplateConflict,
@@ -137,20 +138,24 @@ func (r *Reconciler) ensureWorkloadClaimTemplate(ctx context.Context, cd *v1beta
 	return nil, nil
 }
 
-// createIfMissing returns the object named like want, creating want when it does not exist. The cache
-// holds only objects this controller labeled, and lags behind its own creates, so a cache miss is
-// confirmed with a live read before creating: a create that answers AlreadyExists (HTTP 409) is left
-// for true races only.
-func (r *Reconciler) createIfMissing(ctx context.Context, want, existing client.Object) (client.Object, error) {
-	key := client.ObjectKeyFromObject(want)
-	err := r.client.Get(ctx, key, existing)
+// createIfMissing returns the object named like want, creating want when it does not exist. The cache holds
+// only objects this controller labeled, and lags behind its own creates. With confirmMiss (the name was
+// created or found taken in this process) a cache miss is confirmed with a live read before creating, so that
+// neither the controller's own create nor a foreign object costs an HTTP 409 on every pass. Without it (a new
+// domain's first pass, or the first after a restart, whose cache synced before it) want is created at once,
+// one API call instead of a read and a create, and an AlreadyExists answer is read from the API server.
+func (r *Reconciler) createIfMissing(ctx context.Context, want, existing client.Object, confirmMiss bool) (client.Object, error) {
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), existing)
 	if err == nil {
 		return existing, nil
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("get: %w", err)
 	}
-	return r.createUnlessLive(ctx, want, existing)
+	if confirmMiss {
+		return r.createUnlessLive(ctx, want, existing)
+	}
+	return r.createOrRead(ctx, want, existing)
 }
 
 // createUnlessLive returns the object named like want as the API server has it, creating want when the
@@ -164,7 +169,12 @@ func (r *Reconciler) createUnlessLive(ctx context.Context, want, existing client
 	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("get from the API server: %w", err)
 	}
-	err = r.client.Create(ctx, want)
+	return r.createOrRead(ctx, want, existing)
+}
+
+// createOrRead creates want, or returns the object of its name from the API server when one exists.
+func (r *Reconciler) createOrRead(ctx context.Context, want, existing client.Object) (client.Object, error) {
+	err := r.client.Create(ctx, want)
 	if err == nil {
 		klog.FromContext(ctx).V(2).Info("Created object", "kind", fmt.Sprintf("%T", want), "object", klog.KObj(want))
 		return want, nil
@@ -172,7 +182,7 @@ func (r *Reconciler) createUnlessLive(ctx context.Context, want, existing client
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create: %w", err)
 	}
-	if err := r.apiReader.Get(ctx, key, existing); err != nil {
+	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
 		return nil, fmt.Errorf("get after create conflict: %w", err)
 	}
 	return existing, nil

@@ -15,17 +15,26 @@
 package computedomain
 
 import (
+	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/finalizer"
 	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 	utiltesting "github.com/computedomain-operator/computedomain-operator/internal/testing"
 )
@@ -142,4 +151,119 @@ func newTestReconciler(t *testing.T, c client.Client, live client.Reader) *Recon
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestClaimTemplateCalls counts the API calls reconciles send for a domain's workload claim template, with a
+// cache that never shows the template (it lags behind the controller's create, and never holds a foreign
+// template): a new domain's first pass creates the template at once, without a live read, while its finalizer
+// is being added; later passes read the API server instead of creating again, so a foreign template costs one
+// HTTP 409 in the process, not one per pass.
+func TestClaimTemplateCalls(t *testing.T) {
+	foreign := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "job-channel"}}
+	cases := map[string]struct {
+		objects []client.Object
+		passes  int
+		// want are the template calls of all passes.
+		want templateCalls
+	}{
+		"a new domain's first pass creates its template at once, while its finalizer is added": {
+			passes: 1,
+			want:   templateCalls{Creates: 1},
+		},
+		"a pass whose cache has not seen the template created reads the API server instead of creating again": {
+			passes: 3,
+			want:   templateCalls{Creates: 1, LiveGets: 2},
+		},
+		"a foreign template costs one conflict in the process, not one per pass": {
+			objects: []client.Object{foreign.DeepCopy()},
+			passes:  3,
+			want:    templateCalls{Creates: 1, AlreadyExists: 1, LiveGets: 3},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Channel("job-channel").Obj()
+			server := fake.NewClientBuilder().WithScheme(testScheme(t)).
+				WithObjects(append(tc.objects, cd)...).
+				WithStatusSubresource(&v1beta1.ComputeDomain{}).Build()
+			var got templateCalls
+			var mu sync.Mutex
+			count := func(f func(*templateCalls)) {
+				mu.Lock()
+				defer mu.Unlock()
+				f(&got)
+			}
+			createStarted := make(chan struct{})
+			var startOnce sync.Once
+			concurrent := true
+			cache := interceptor.NewClient(server, interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*resourcev1.ResourceClaimTemplate); ok {
+						return apierrors.NewNotFound(resourcev1.Resource("resourceclaimtemplates"), key.Name)
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					if _, ok := obj.(*resourcev1.ResourceClaimTemplate); !ok {
+						return c.Create(ctx, obj, opts...)
+					}
+					startOnce.Do(func() { close(createStarted) })
+					err := c.Create(ctx, obj, opts...)
+					count(func(g *templateCalls) {
+						g.Creates++
+						if apierrors.IsAlreadyExists(err) {
+							g.AlreadyExists++
+						}
+					})
+					return err
+				},
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					// The finalizer's patch waits for the template's create to start: sent one after the
+					// other, it waits in vain.
+					select {
+					case <-createStarted:
+					case <-time.After(2 * time.Second):
+						count(func(*templateCalls) { concurrent = false })
+					}
+					return c.Patch(ctx, obj, patch, opts...)
+				},
+			})
+			live := interceptor.NewClient(server, interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*resourcev1.ResourceClaimTemplate); ok {
+						count(func(g *templateCalls) { g.LiveGets++ })
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+			})
+			r := newTestReconciler(t, cache, live)
+			for range tc.passes {
+				if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cd)}); err != nil {
+					t.Fatalf("reconcile: %v", err)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("template calls (-want +got):\n%s", diff)
+			}
+			if !concurrent {
+				t.Error("the finalizer's patch was sent after the template's create, not with it")
+			}
+			domain := &v1beta1.ComputeDomain{}
+			if err := server.Get(ctx, client.ObjectKeyFromObject(cd), domain); err != nil {
+				t.Fatal(err)
+			}
+			if !controllerutil.ContainsFinalizer(domain, finalizer.Name) {
+				t.Errorf("finalizers %v, want %s", domain.Finalizers, finalizer.Name)
+			}
+		})
+	}
+}
+
+// templateCalls counts a test's API calls for a workload claim template.
+type templateCalls struct {
+	// Creates are the create calls, AlreadyExists those answered with HTTP 409.
+	Creates, AlreadyExists int
+	// LiveGets are the reads from the API server, past the cache.
+	LiveGets int
 }

@@ -44,6 +44,12 @@ type domainExpectations struct {
 	status *v1beta1.ComputeDomainStatus
 	// written is when the status was last written.
 	written time.Time
+	// templateSeen says the controller created the domain's workload claim template in this process, or
+	// found that name taken on the API server (by its own template or a foreign one). Until then a cache miss
+	// means the name is most likely free: the cache holds every template the controller made (it synced
+	// before the first reconcile). After, a miss may be the cache lagging behind the create, or a template
+	// the cache does not hold, and the API server is asked before creating.
+	templateSeen bool
 }
 
 func newExpectations() *expectations {
@@ -90,6 +96,22 @@ func (e *expectations) statusWriteWait(uid types.UID, now time.Time, interval ti
 		return 0
 	}
 	return max(0, d.written.Add(interval).Sub(now))
+}
+
+// seeTemplate records that the domain's workload claim template name was created or found taken on the API
+// server.
+func (e *expectations) seeTemplate(cd *v1beta1.ComputeDomain) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.entryLocked(cd).templateSeen = true
+}
+
+// templateSeen says whether seeTemplate was called for the domain in this process.
+func (e *expectations) templateSeen(uid types.UID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d, ok := e.domains[uid]
+	return ok && d.templateSeen
 }
 
 // forget drops a deleted domain.
