@@ -308,7 +308,7 @@ var _ = Describe("ComputeDomain controller", func() {
 		// The first pass creates the template without reading it first and meets the foreign one (HTTP 409);
 		// the passes after it read the API server first (TestClaimTemplateCalls counts them).
 		_, conflictsAfter := writeCounts()
-		Expect(conflictsAfter - conflictsBefore).To(BeNumerically("<=", 1), "conflicts for a domain blocked by a foreign claim template")
+		Expect(conflictsAfter-conflictsBefore).To(BeNumerically("<=", 1), "conflicts for a domain blocked by a foreign claim template")
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
 		Expect(foreign.OwnerReferences).To(BeEmpty())
 		Expect(foreign.Spec.Spec.Devices.Requests[0].Exactly.DeviceClassName).To(Equal("gpu.nvidia.com"))
