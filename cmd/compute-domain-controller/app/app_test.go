@@ -15,11 +15,24 @@
 package app
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
+	"github.com/computedomain-operator/computedomain-operator/internal/kubescheme"
 
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain"
 )
@@ -76,5 +89,47 @@ func TestFlags(t *testing.T) {
 				t.Errorf("config (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestOneRateLimitForAllClients sends requests for three kinds through a controller-runtime client made from one
+// configuration, which makes a REST client per kind: with one limit for all, the third request waits for the
+// limit's refill whatever its kind; with a limiter per REST client (client-go's default) none waits.
+func TestOneRateLimitForAllClients(t *testing.T) {
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+	}))
+	defer server.Close()
+	cfg := &rest.Config{Host: server.URL}
+	// Two requests at once, then 4 a second: the third waits about 250 ms for the limit.
+	const qps, burst = 4, 2
+	limitRequests(cfg, qps, burst)
+	scheme, err := kubescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	objects := []client.Object{&corev1.ConfigMap{}, &resourcev1.ResourceClaimTemplate{}, &v1beta1.ComputeDomain{}}
+	for _, obj := range objects {
+		gvk, err := apiutil.GVKForObject(obj, scheme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mapper.Add(gvk, meta.RESTScopeNamespace)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for _, obj := range objects {
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: "a", Name: "x"}, obj); !apierrors.IsNotFound(err) {
+			t.Fatalf("get %T: %v, want NotFound", obj, err)
+		}
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("three requests of three kinds took %v at %d a second with a burst of %d: each kind has a limit of its own", took, qps, burst)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -133,8 +134,9 @@ func apiServerMetrics(ctx context.Context, admin rest.Interface) (map[string]*dt
 // (the GETs of templates did: 3,693 against the controller's own 1,013 in the run of docs/bench).
 type controllerCall struct{ verb, resource, subresource string }
 
-// controllerCalls are the requests a new domain's reconciles send one after another: the finalizer, the
-// live read of the workload claim template before it is created, the template, the status.
+// controllerCalls are the requests a new domain's reconciles send: the finalizer and the workload claim
+// template together, then the status; the GET of templates is a later pass's live read (and other clients'),
+// which a new domain's first pass sent before creating its template until December 7.
 var controllerCalls = []controllerCall{
 	{"PATCH", "computedomains", ""},
 	{"GET", "resourceclaimtemplates", ""},
@@ -291,4 +293,59 @@ func (p *controllerProcess) saveProfile(ctx context.Context, name, path string) 
 		return err
 	}
 	return out.Close()
+}
+
+// clientLatencies are the controller's own view of its API calls, by verb, from client-go's histograms: how
+// long a call took from the request's start (rest_client_request_duration_seconds: the network, the API
+// server, the response's reading) and how long it waited for the client-side rate limit before that
+// (rest_client_rate_limiter_duration_seconds).
+type clientLatencies struct {
+	verbs []clientVerb
+}
+
+type clientVerb struct {
+	verb                   string
+	count                  uint64
+	p50, p99               float64 // seconds
+	limiterP50, limiterP99 float64
+	limiterCount           uint64
+}
+
+// clientLatenciesFrom sums each histogram's series by verb.
+func clientLatenciesFrom(families map[string]*dto.MetricFamily) clientLatencies {
+	byVerb := func(name string) map[string]*dto.Histogram {
+		out := map[string]*dto.Histogram{}
+		for _, m := range families[name].GetMetric() {
+			v := labelValue(m, "verb")
+			out[v] = histogramSum(out[v], m.GetHistogram())
+		}
+		return out
+	}
+	calls, limiter := byVerb("rest_client_request_duration_seconds"), byVerb("rest_client_rate_limiter_duration_seconds")
+	verbs := slices.Sorted(maps.Keys(calls))
+	var out clientLatencies
+	for _, v := range verbs {
+		c := clientVerb{verb: v, count: calls[v].GetSampleCount()}
+		c.p50, _ = histogramQuantile(calls[v], 0.50)
+		c.p99, _ = histogramQuantile(calls[v], 0.99)
+		if l := limiter[v]; l != nil {
+			c.limiterCount = l.GetSampleCount()
+			c.limiterP50, _ = histogramQuantile(l, 0.50)
+			c.limiterP99, _ = histogramQuantile(l, 0.99)
+		}
+		out.verbs = append(out.verbs, c)
+	}
+	return out
+}
+
+func (c clientLatencies) String() string {
+	if len(c.verbs) == 0 {
+		return "  (no client-go latency histograms: a controller older than December 7)\n"
+	}
+	var b strings.Builder
+	for _, v := range c.verbs {
+		fmt.Fprintf(&b, "  %-6s %5d requests, call p50 %.1f ms, p99 %.1f ms; rate limit wait p50 %.1f ms, p99 %.1f ms\n",
+			v.verb, v.count, v.p50*1e3, v.p99*1e3, v.limiterP50*1e3, v.limiterP99*1e3)
+	}
+	return b.String()
 }
