@@ -211,7 +211,9 @@ func run(ctx context.Context, restConfig *rest.Config, o *options) error {
 // gives each REST client a limiter of its own otherwise, and controller-runtime makes a client per kind, so
 // --kube-api-qps bounded each kind's requests alone: in a burst of new domains the ComputeDomain writes
 // waited for theirs (p50 32 ms a PATCH) while the claim templates' limiter stayed idle, and the controller's
-// total was the limit times the kinds it writes.
+// total was the limit times the kinds it writes. The leader election's lease renewals share the limit too:
+// the requests waiting for it are bounded by the concurrent reconciles (--workers), so a renewal waits for a
+// few of them at most, never for a burst.
 func limitRequests(cfg *rest.Config, qps float64, burst int) {
 	cfg.QPS, cfg.Burst = float32(qps), burst
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
