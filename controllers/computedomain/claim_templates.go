@@ -20,11 +20,8 @@ import (
 	"fmt"
 
 	resourcev1 "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 	"github.com/computedomain-operator/computedomain-operator/controllers/computedomain/status"
@@ -123,11 +120,10 @@ func (r *Reconciler) ensureWorkloadClaimTemplate(ctx context.Context, cd *v1beta
 	if err != nil {
 		return nil, err
 	}
-	existing, err := r.createIfMissing(ctx, want, &resourcev1.ResourceClaimTemplate{}, r.expectations.templateSeen(cd.UID))
+	existing, err := r.getOrCreate(ctx, cd, want, &resourcev1.ResourceClaimTemplate{})
 	if err != nil {
-		return nil, fmt.Errorf("workload ResourceClaimTemplate %s/%s: %w", want.Namespace, want.Name, err)
+		return nil, fmt.Errorf("workload %w", err)
 	}
-	r.expectations.seeTemplate(cd)
 	if !metav1.IsControlledBy(existing, cd) {
 		return &status.Blocker{
 			Reason: v1beta1.ComputeDomainReasonClaimTemplateConflict,
@@ -136,54 +132,4 @@ func (r *Reconciler) ensureWorkloadClaimTemplate(ctx context.Context, cd *v1beta
 		}, nil
 	}
 	return nil, nil
-}
-
-// createIfMissing returns the object named like want, creating want when it does not exist. The cache holds
-// only objects this controller labeled, and lags behind its own creates. With confirmMiss (the name was
-// created or found taken in this process) a cache miss is confirmed with a live read before creating, so that
-// neither the controller's own create nor a foreign object costs an HTTP 409 on every pass. Without it (a new
-// domain's first pass, or the first after a restart, whose cache synced before it) want is created at once,
-// one API call instead of a read and a create, and an AlreadyExists answer is read from the API server.
-func (r *Reconciler) createIfMissing(ctx context.Context, want, existing client.Object, confirmMiss bool) (client.Object, error) {
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), existing)
-	if err == nil {
-		return existing, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("get: %w", err)
-	}
-	if confirmMiss {
-		return r.createUnlessLive(ctx, want, existing)
-	}
-	return r.createOrRead(ctx, want, existing)
-}
-
-// createUnlessLive returns the object named like want as the API server has it, creating want when the
-// server has none: the cache is not asked, for callers that know it is stale.
-func (r *Reconciler) createUnlessLive(ctx context.Context, want, existing client.Object) (client.Object, error) {
-	key := client.ObjectKeyFromObject(want)
-	err := r.apiReader.Get(ctx, key, existing)
-	if err == nil {
-		return existing, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("get from the API server: %w", err)
-	}
-	return r.createOrRead(ctx, want, existing)
-}
-
-// createOrRead creates want, or returns the object of its name from the API server when one exists.
-func (r *Reconciler) createOrRead(ctx context.Context, want, existing client.Object) (client.Object, error) {
-	err := r.client.Create(ctx, want)
-	if err == nil {
-		klog.FromContext(ctx).V(2).Info("Created object", "kind", fmt.Sprintf("%T", want), "object", klog.KObj(want))
-		return want, nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("create: %w", err)
-	}
-	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
-		return nil, fmt.Errorf("get after create conflict: %w", err)
-	}
-	return existing, nil
 }

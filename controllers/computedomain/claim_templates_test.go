@@ -23,12 +23,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -153,64 +156,83 @@ func newTestReconciler(t *testing.T, c client.Client, live client.Reader) *Recon
 	return r
 }
 
-// TestClaimTemplateCalls counts the API calls reconciles send for a domain's workload claim template, with a
-// cache that never shows the template (it lags behind the controller's create, and never holds a foreign
-// template): a new domain's first pass creates the template at once, without a live read, while its finalizer
-// is being added; later passes read the API server instead of creating again, so a foreign template costs one
-// HTTP 409 in the process, not one per pass.
-func TestClaimTemplateCalls(t *testing.T) {
+// TestCreateCalls counts the API calls reconciles send for a domain's workload claim template and PodGroup,
+// with a cache that never shows them (it lags behind the controller's creates, and never holds a foreign
+// object): a new domain's first pass creates each at once, without a live read, the template while its
+// finalizer is being added; later passes read the API server instead of creating again, so a foreign template
+// costs one HTTP 409 in the process, not one per pass.
+func TestCreateCalls(t *testing.T) {
 	foreign := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "job-channel"}}
 	cases := map[string]struct {
 		objects []client.Object
 		passes  int
-		// want are the template calls of all passes.
-		want templateCalls
+		// want are the calls of all passes, by kind.
+		want map[string]createCalls
 	}{
-		"a new domain's first pass creates its template at once, while its finalizer is added": {
+		"a new domain's first pass creates its objects at once, the template while its finalizer is added": {
 			passes: 1,
-			want:   templateCalls{Creates: 1},
+			want:   map[string]createCalls{"ResourceClaimTemplate": {Creates: 1}, "PodGroup": {Creates: 1}},
 		},
-		"a pass whose cache has not seen the template created reads the API server instead of creating again": {
+		"a pass whose cache has not seen the objects created reads the API server instead of creating again": {
 			passes: 3,
-			want:   templateCalls{Creates: 1, LiveGets: 2},
+			want:   map[string]createCalls{"ResourceClaimTemplate": {Creates: 1, LiveGets: 2}, "PodGroup": {Creates: 1, LiveGets: 2}},
 		},
 		"a foreign template costs one conflict in the process, not one per pass": {
 			objects: []client.Object{foreign.DeepCopy()},
 			passes:  3,
-			want:    templateCalls{Creates: 1, AlreadyExists: 1, LiveGets: 3},
+			want: map[string]createCalls{
+				"ResourceClaimTemplate": {Creates: 1, AlreadyExists: 1, LiveGets: 3},
+				"PodGroup":              {Creates: 1, LiveGets: 2},
+			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Channel("job-channel").Obj()
-			server := fake.NewClientBuilder().WithScheme(testScheme(t)).
-				WithObjects(append(tc.objects, cd)...).
+			cd := utiltesting.MakeComputeDomain("job", "team-a").UID(testUID).Channel("job-channel").NumNodes(4).Obj()
+			scheme := testScheme(t)
+			server := fake.NewClientBuilder().WithScheme(scheme).
+				WithObjects(append(append(tc.objects, cd), cliqueNodes("c.1", 4)...)...).
 				WithStatusSubresource(&v1beta1.ComputeDomain{}).Build()
-			var got templateCalls
+			got := map[string]createCalls{}
 			var mu sync.Mutex
-			count := func(f func(*templateCalls)) {
+			// counted is the kind of the objects counted, "" for the others.
+			counted := func(obj client.Object) string {
+				switch obj.(type) {
+				case *resourcev1.ResourceClaimTemplate, *schedulingv1beta1.PodGroup:
+					gvk, err := apiutil.GVKForObject(obj, scheme)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return gvk.Kind
+				}
+				return ""
+			}
+			count := func(kind string, f func(*createCalls)) {
 				mu.Lock()
 				defer mu.Unlock()
-				f(&got)
+				c := got[kind]
+				f(&c)
+				got[kind] = c
 			}
 			createStarted := make(chan struct{})
 			var startOnce sync.Once
 			concurrent := true
 			cache := interceptor.NewClient(server, interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-					if _, ok := obj.(*resourcev1.ResourceClaimTemplate); ok {
-						return apierrors.NewNotFound(resourcev1.Resource("resourceclaimtemplates"), key.Name)
+					if counted(obj) != "" {
+						return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
 					}
 					return c.Get(ctx, key, obj, opts...)
 				},
 				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-					if _, ok := obj.(*resourcev1.ResourceClaimTemplate); !ok {
+					kind := counted(obj)
+					if kind == "" {
 						return c.Create(ctx, obj, opts...)
 					}
 					startOnce.Do(func() { close(createStarted) })
 					err := c.Create(ctx, obj, opts...)
-					count(func(g *templateCalls) {
+					count(kind, func(g *createCalls) {
 						g.Creates++
 						if apierrors.IsAlreadyExists(err) {
 							g.AlreadyExists++
@@ -224,27 +246,30 @@ func TestClaimTemplateCalls(t *testing.T) {
 					select {
 					case <-createStarted:
 					case <-time.After(2 * time.Second):
-						count(func(*templateCalls) { concurrent = false })
+						mu.Lock()
+						concurrent = false
+						mu.Unlock()
 					}
 					return c.Patch(ctx, obj, patch, opts...)
 				},
 			})
 			live := interceptor.NewClient(server, interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-					if _, ok := obj.(*resourcev1.ResourceClaimTemplate); ok {
-						count(func(g *templateCalls) { g.LiveGets++ })
+					if kind := counted(obj); kind != "" {
+						count(kind, func(g *createCalls) { g.LiveGets++ })
 					}
 					return c.Get(ctx, key, obj, opts...)
 				},
 			})
 			r := newTestReconciler(t, cache, live)
+			r.cluster.WorkloadAPI = true
 			for range tc.passes {
 				if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cd)}); err != nil {
 					t.Fatalf("reconcile: %v", err)
 				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("template calls (-want +got):\n%s", diff)
+				t.Errorf("calls by kind (-want +got):\n%s", diff)
 			}
 			if !concurrent {
 				t.Error("the finalizer's patch was sent after the template's create, not with it")
@@ -260,8 +285,8 @@ func TestClaimTemplateCalls(t *testing.T) {
 	}
 }
 
-// templateCalls counts a test's API calls for a workload claim template.
-type templateCalls struct {
+// createCalls counts a test's API calls for the objects of one kind the controller makes for a domain.
+type createCalls struct {
 	// Creates are the create calls, AlreadyExists those answered with HTTP 409.
 	Creates, AlreadyExists int
 	// LiveGets are the reads from the API server, past the cache.

@@ -15,17 +15,19 @@
 package computedomain
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/computedomain-operator/computedomain-operator/api/v1beta1"
 )
 
 // expectations are what the controller expects its informer cache to show after its own writes, the idea
-// of the ControllerExpectations of Kubernetes' controllers: per domain, the status it last wrote and the
-// state its last write left the domain's DaemonSet in. The cache lags behind the controller's writes: a
+// of the ControllerExpectations of Kubernetes' controllers: per domain, the status it last wrote, and the
+// objects it created or found their names taken (getOrCreate). The cache lags behind the controller's writes: a
 // reconcile that computed from a stale cached status would hand out node indices again and move them (the
 // failure of NVIDIA's driver in its issue #1418).
 //
@@ -44,12 +46,12 @@ type domainExpectations struct {
 	status *v1beta1.ComputeDomainStatus
 	// written is when the status was last written.
 	written time.Time
-	// templateSeen says the controller created the domain's workload claim template in this process, or
-	// found that name taken on the API server (by its own template or a foreign one). Until then a cache miss
-	// means the name is most likely free: the cache holds every template the controller made (it synced
-	// before the first reconcile). After, a miss may be the cache lagging behind the create, or a template
-	// the cache does not hold, and the API server is asked before creating.
-	templateSeen bool
+	// taken holds the objects the controller created for the domain in this process, or found their names
+	// taken on the API server (by its own object or a foreign one), by objectKey. Until then a cache miss
+	// means the name is most likely free: the cache holds every object the controller made (it synced before
+	// the first reconcile). After, a miss may be the cache lagging behind the create, or an object the cache
+	// does not hold, and the API server is asked before creating.
+	taken map[string]bool
 }
 
 func newExpectations() *expectations {
@@ -98,20 +100,28 @@ func (e *expectations) statusWriteWait(uid types.UID, now time.Time, interval ti
 	return max(0, d.written.Add(interval).Sub(now))
 }
 
-// seeTemplate records that the domain's workload claim template name was created or found taken on the API
-// server.
-func (e *expectations) seeTemplate(cd *v1beta1.ComputeDomain) {
+// take records that obj's name was created or found taken on the API server for the domain.
+func (e *expectations) take(cd *v1beta1.ComputeDomain, obj client.Object) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.entryLocked(cd).templateSeen = true
+	d := e.entryLocked(cd)
+	if d.taken == nil {
+		d.taken = map[string]bool{}
+	}
+	d.taken[objectKey(obj)] = true
 }
 
-// templateSeen says whether seeTemplate was called for the domain in this process.
-func (e *expectations) templateSeen(uid types.UID) bool {
+// isTaken says whether take was called for obj's name and the domain in this process.
+func (e *expectations) isTaken(uid types.UID, obj client.Object) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, ok := e.domains[uid]
-	return ok && d.templateSeen
+	return ok && d.taken[objectKey(obj)]
+}
+
+// objectKey names obj by its Go type (the controller's objects are typed), namespace and name.
+func objectKey(obj client.Object) string {
+	return fmt.Sprintf("%T %s/%s", obj, obj.GetNamespace(), obj.GetName())
 }
 
 // forget drops a deleted domain.

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -131,17 +130,10 @@ func (r *Reconciler) reconcileCliqueGang(ctx context.Context, s *scope) error {
 	notGuaranteed := func(reason, message string) {
 		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: reason, Message: message}
 	}
-	existing := workloadapi.NewPodGroup()
 	key := client.ObjectKey{Namespace: cd.Namespace, Name: v1beta1.ComputeDomainPodGroupName(cd)}
-	err := r.client.Get(ctx, key, existing)
-	switch {
-	case apierrors.IsNotFound(err):
-		// The cache holds only the controller's PodGroups: a foreign one of that name shows only live.
-		if existing, err = r.createUnlessLive(ctx, DomainGang(cd).PodGroup(), workloadapi.NewPodGroup()); err != nil {
-			return fmt.Errorf("PodGroup %s: %w", key, err)
-		}
-	case err != nil:
-		return fmt.Errorf("get PodGroup %s: %w", key, err)
+	existing, err := r.getOrCreate(ctx, cd, DomainGang(cd).PodGroup(), workloadapi.NewPodGroup())
+	if err != nil {
+		return err
 	}
 	observed, problem, err := r.checkGang(ctx, s, existing, cd.Spec.NumNodes)
 	if err != nil || problem != nil {

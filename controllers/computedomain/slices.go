@@ -64,14 +64,14 @@ func (r *Reconciler) reconcileSlicedGang(ctx context.Context, s *scope) error {
 	cd, plan := s.domain, *s.plan
 	g := DomainSlicedGang(cd, plan)
 	owned := func(want, into client.Object) (client.Object, error) {
-		got, err := r.getOrCreate(ctx, want, into)
+		got, err := r.getOrCreate(ctx, cd, want, into)
 		if err != nil || metav1.IsControlledBy(got, cd) {
 			return got, err
 		}
 		s.requeueAfter(blockedRetry)
 		s.placement = &status.Placement{Status: metav1.ConditionFalse, Reason: v1beta1.ComputeDomainReasonPodGroupConflict, Message: fmt.Sprintf(
 			"%s %s exists and is not controlled by this ComputeDomain; the controller leaves it alone and places nothing; delete it to have the domain's made",
-			kindOf(want), client.ObjectKeyFromObject(want))}
+			r.kindOf(want), client.ObjectKeyFromObject(want))}
 		return nil, nil
 	}
 	if w, err := owned(g.Workload(), workloadapi.NewWorkload()); w == nil || err != nil {
@@ -151,33 +151,6 @@ func (r *Reconciler) sliceShortfall(ctx context.Context, plan sliceplan.Plan) (s
 		return "", nil
 	}
 	return fmt.Sprintf(": need %d NVLink cliques with %d free nodes each, found %d (%s)", short.Need, short.Size, short.Found, free), nil
-}
-
-// getOrCreate reads want's object from the cache into into, creating want when neither the cache nor the API
-// server has it.
-func (r *Reconciler) getOrCreate(ctx context.Context, want, into client.Object) (client.Object, error) {
-	key := client.ObjectKeyFromObject(want)
-	err := r.client.Get(ctx, key, into)
-	switch {
-	case apierrors.IsNotFound(err):
-		// The cache holds only the controller's objects: a foreign one of that name shows only live.
-		got, err := r.createUnlessLive(ctx, want, into)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", kindOf(want), key, err)
-		}
-		return got, nil
-	case err != nil:
-		return nil, fmt.Errorf("get %s %s: %w", kindOf(want), key, err)
-	}
-	return into, nil
-}
-
-// kindOf names an object's kind for messages.
-func kindOf(o client.Object) string {
-	if k := o.GetObjectKind().GroupVersionKind().Kind; k != "" {
-		return k
-	}
-	return fmt.Sprintf("%T", o)
 }
 
 // observeSlices finds, for each slice of the domain's plan, its pods bound to nodes and the clique they run in,
