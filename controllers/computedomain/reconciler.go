@@ -144,8 +144,9 @@ func (s *scope) requeueAfter(d time.Duration) {
 }
 
 // Reconcile brings one domain's objects and status in line with its spec and nodes: get, finalizer and claim
-// template (written together for a new domain), the phases (workload, IMEX, placement), and one status patch, deferred so that it is computed and
-// written whatever the phases returned. Their errors and the patch's are returned together.
+// template (written together for a new domain), the phases (workload, IMEX, placement), and one status patch,
+// deferred so that it is computed and written whatever the phases returned. Their errors and the patch's are
+// returned together.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	cached := &v1beta1.ComputeDomain{}
 	if err := r.client.Get(ctx, req.NamespacedName, cached); err != nil {
